@@ -1,0 +1,3 @@
+from appsdk_cli.cli import main
+
+main()

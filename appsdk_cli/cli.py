@@ -1,0 +1,56 @@
+"""The appsdk command line: registers the commands and maps errors to exit codes, nothing else.
+
+Each command imports what it needs when it runs, so `appsdk --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from appsdk_cli import __version__
+from appsdk_cli.commands.new import new
+
+app = typer.Typer(
+    name="appsdk",
+    help="Build, run, tunnel and test apps for ChatGPT (Apps SDK and MCP Apps).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"appsdk {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Show the version and exit."),
+    ] = False,
+) -> None:
+    """Build, run, tunnel and test apps for ChatGPT (Apps SDK and MCP Apps)."""
+
+
+app.command()(new)
+
+
+def main() -> None:
+    from appsdk_cli.errors import AppsdkError
+
+    try:
+        app(standalone_mode=True)
+    except AppsdkError as problem:
+        from appsdk_cli import render
+
+        render.error(problem, verbose="--verbose" in sys.argv or "-v" in sys.argv)
+        sys.exit(problem.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,1 @@
+"""One module per command: parse options, call a capability, hand its result to render."""

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def new(
+    name: Annotated[str, typer.Argument(help="The project name; also its folder name.", show_default=False)],
+    path: Annotated[
+        Path, typer.Option("--path", help="The folder to create the project in.", show_default="current folder")
+    ] = Path("."),
+    force: Annotated[
+        bool, typer.Option("--force", help="Write into an existing non-empty folder, overwriting template files.")
+    ] = False,
+    skybridge: Annotated[
+        bool,
+        typer.Option("--skybridge", help="Serve the widget as text/html+skybridge (ChatGPT only) instead of MCP Apps."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Scaffold a working book-club app: server, widget and tests."""
+    from appsdk_cli import render
+    from appsdk_cli.scaffold import WidgetFlavor, scaffold
+
+    flavor = WidgetFlavor.SKYBRIDGE if skybridge else WidgetFlavor.MCP_APPS
+    result = scaffold(name, path, force=force, flavor=flavor)
+    render.scaffold_result(result, as_json=as_json)

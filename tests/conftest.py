@@ -1,0 +1,119 @@
+"""Shared helpers: real processes on 127.0.0.1, found by free port, always cleaned up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from appsdk_cli.scaffold import WidgetFlavor, scaffold
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen | None = None, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"process exited with {process.returncode} before port {port} opened")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"nothing listened on port {port} within {timeout} s")
+
+
+def stop(process: subprocess.Popen, timeout: float = 10.0) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is gone for our purposes once its state is Z.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def appsdk(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60):
+    """Run the real `appsdk` command line in a child process."""
+    return subprocess.run(
+        [sys.executable, "-m", "appsdk_cli", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@dataclass
+class RunningServer:
+    process: subprocess.Popen
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+
+def serve_project(project: Path) -> RunningServer:
+    """Start `python server.py` in a scaffolded project, as its README says, on a free port."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "server.py"],
+        cwd=project,
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port, process)
+    except AssertionError:
+        stop(process)
+        raise AssertionError(process.stderr.read().decode()) from None
+    return RunningServer(process, port)
+
+
+@pytest.fixture(params=[WidgetFlavor.MCP_APPS, WidgetFlavor.SKYBRIDGE], ids=["mcp-apps", "skybridge"])
+def book_club(request, tmp_path: Path) -> Path:
+    """A freshly scaffolded book-club app, in each widget flavor."""
+    return scaffold("book-club", tmp_path, flavor=request.param).path
+
+
+@pytest.fixture
+def book_club_server(book_club: Path) -> Iterator[RunningServer]:
+    server = serve_project(book_club)
+    yield server
+    stop(server.process)

@@ -1,0 +1,138 @@
+"""`appsdk new`: the command line, its errors and exit codes, and what a failure leaves behind."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+from conftest import appsdk
+
+from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.scaffold import WidgetFlavor, scaffold
+
+
+def test_new_creates_the_project(tmp_path: Path):
+    result = appsdk("new", "demo", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "demo" in result.stdout and "appsdk dev" in result.stdout
+    project = tmp_path / "demo"
+    assert (project / "server.py").is_file()
+    assert 'WIDGET_MIME_TYPE = "text/html;profile=mcp-app"' in (project / "server.py").read_text()
+    assert not [p for p in tmp_path.iterdir() if p.name != "demo"], "staging folder left behind"
+    mode = stat.S_IMODE(project.stat().st_mode)
+    assert mode & stat.S_IRGRP, "project folder should follow the umask, not mkdtemp's 0700"
+
+
+def test_new_skybridge_and_path(tmp_path: Path):
+    result = appsdk("new", "shelf", "--path", str(tmp_path / "deep" / "er"), "--skybridge", "--json")
+    assert result.returncode == 0, result.stderr
+    project = tmp_path / "deep" / "er" / "shelf"
+    assert 'WIDGET_MIME_TYPE = "text/html+skybridge"' in (project / "server.py").read_text()
+    assert f'"path": "{project}"' in result.stdout
+    assert '"widgetMimeType": "text/html+skybridge"' in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("../escape", "is a path"),
+        ("a/b", "is a path"),
+        ("..", "is a path"),
+        ("class", "Python keyword"),
+        ("9lives", "start with a letter"),
+        ("has space", "start with a letter"),
+        ("", "empty"),
+    ],
+)
+def test_bad_names_are_usage_errors(tmp_path: Path, name: str, fragment: str):
+    result = appsdk("new", name, cwd=tmp_path)
+    assert result.returncode == 2
+    assert fragment in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_option_is_usage_error(tmp_path: Path):
+    result = appsdk("new", "demo", "--bogus", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--bogus" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_project_is_refused_then_forced(tmp_path: Path):
+    project = tmp_path / "demo"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine")
+    (project / "server.py").write_text("# old\n")
+    refused = appsdk("new", "demo", cwd=tmp_path)
+    assert refused.returncode == 1
+    assert "--force" in refused.stderr and "Traceback" not in refused.stderr
+    assert (project / "server.py").read_text() == "# old\n"
+
+    forced = appsdk("new", "demo", "--force", cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    assert "MCPServer" in (project / "server.py").read_text()
+    assert (project / "notes.txt").read_text() == "mine", "--force must keep the user's other files"
+    assert not [p for p in tmp_path.iterdir() if p.name != "demo"]
+
+
+def test_empty_existing_folder_is_used(tmp_path: Path):
+    (tmp_path / "demo").mkdir()
+    assert scaffold("demo", tmp_path).path == tmp_path / "demo"
+    assert (tmp_path / "demo" / "server.py").is_file()
+
+
+def test_force_with_a_clash_changes_nothing(tmp_path: Path):
+    project = tmp_path / "demo"
+    (project / "server.py").mkdir(parents=True)  # a folder where the template puts a file
+    (project / "keep.txt").write_text("x")
+    with pytest.raises(AppsdkError, match="in the way"):
+        scaffold("demo", tmp_path, force=True)
+    assert sorted(p.name for p in project.iterdir()) == ["keep.txt", "server.py"]
+    assert not [p for p in tmp_path.iterdir() if p.name != "demo"]
+
+
+def test_target_is_a_file(tmp_path: Path):
+    (tmp_path / "demo").write_text("x")
+    result = appsdk("new", "demo", cwd=tmp_path)
+    assert result.returncode == 1 and "is a file" in result.stderr
+
+
+def test_uncreatable_parent_leaves_nothing(tmp_path: Path):
+    (tmp_path / "file.txt").write_text("x")
+    result = appsdk("new", "demo", "--path", str(tmp_path / "file.txt" / "sub"))
+    assert result.returncode == 1 and "cannot create the project" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["file.txt"]
+
+
+def test_failure_midway_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A write that fails after some files exist (disk full, say) removes the staging folder and
+    the parent folders that --path made."""
+    import appsdk_cli.scaffold as module
+
+    real_write = Path.write_text
+    calls = {"n": 0}
+
+    def failing_write(self: Path, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(28, "No space left on device")
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(module.Path, "write_text", failing_write)
+    with pytest.raises(AppsdkError, match="No space left on device"):
+        scaffold("demo", tmp_path / "new" / "parent")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_usage_error_class_has_exit_code_2():
+    assert UsageError("x").exit_code == 2 and AppsdkError("x").exit_code == 1
+
+
+def test_flavors_render_their_mime_type(tmp_path: Path):
+    for flavor in WidgetFlavor:
+        project = scaffold(f"app-{flavor.name.lower().replace('_', '-')}", tmp_path, flavor=flavor).path
+        assert f'WIDGET_MIME_TYPE = "{flavor.value}"' in (project / "server.py").read_text()

@@ -1,0 +1,76 @@
+"""The distribution: a real wheel carries the templates, and `appsdk --help` stays light."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from conftest import REPO, appsdk
+
+
+def test_help_lists_commands_without_importing_heavy_packages():
+    probe = (
+        "import sys, runpy; sys.argv = ['appsdk', '--help'];\n"
+        "try:\n    runpy.run_module('appsdk_cli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in ('mcp', 'mcp_types', 'uvicorn', 'pyngrok', 'httpx', 'starlette', 'watchfiles')"
+        " if m in sys.modules)\n"
+        "print('HEAVY=' + ','.join(heavy))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert "HEAVY=\n" in result.stdout, result.stdout
+    assert "new" in result.stdout
+
+
+def test_version():
+    from appsdk_cli import __version__
+
+    result = appsdk("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"appsdk {__version__}"
+
+
+def test_wheel_carries_the_scaffolds(tmp_path: Path):
+    """A plain (not editable) install of the built wheel scaffolds a project on its own."""
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    wheel = next(tmp_path.glob("appsdk_cli-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "appsdk_cli/scaffolds/book-club/server.py" in names
+    assert "appsdk_cli/scaffolds/book-club/widgets/book-list.html" in names
+    assert not [n for n in names if n.startswith("tests/") or "__pycache__" in n]
+
+    target = tmp_path / "site"
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stderr
+    work = tmp_path / "work"
+    work.mkdir()
+    # The installed copy comes first on the path, ahead of this checkout; the dependencies come
+    # from the test environment.
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    where = subprocess.run(
+        [sys.executable, "-c", "import appsdk_cli.scaffold as s; print(s.templates_root())"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert where.stdout.strip() == str(target / "appsdk_cli" / "scaffolds")
+    made = subprocess.run(
+        [sys.executable, "-m", "appsdk_cli", "new", "demo"], cwd=work, env=env, capture_output=True, text=True
+    )
+    assert made.returncode == 0, made.stderr
+    assert (work / "demo" / "widgets" / "book-list.html").is_file()
