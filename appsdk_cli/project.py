@@ -1,0 +1,154 @@
+"""Find the app in a project, its appsdk config, and the running dev server (.appsdk/dev.json)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from appsdk_cli.errors import AppsdkError, UsageError
+
+DEFAULT_APP = "server:mcp"
+DEFAULT_URL = "http://127.0.0.1:8000/mcp"
+STATE_DIR = ".appsdk"
+DEV_STATE_FILE = "dev.json"
+
+
+@dataclass(frozen=True)
+class AppTarget:
+    """Where the MCPServer object lives: `module:attribute`, importable from `project`."""
+
+    project: Path
+    module: str
+    attribute: str
+    declared_in: Path | None  # the pyproject.toml that named it, or None for the default
+
+    @property
+    def spec(self) -> str:
+        return f"{self.module}:{self.attribute}"
+
+    def describe(self) -> str:
+        where = f"[tool.appsdk] app in {self.declared_in}" if self.declared_in else "the default"
+        return f"{self.spec} ({where})"
+
+
+def read_config(project: Path) -> dict[str, Any]:
+    """The [tool.appsdk] table of the project's pyproject.toml ({} when there is none)."""
+    pyproject = project / "pyproject.toml"
+    if not pyproject.is_file():
+        return {}
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise AppsdkError(f"{pyproject} is not valid TOML: {error}") from error
+    table = data.get("tool", {}).get("appsdk", {})
+    if not isinstance(table, dict):
+        raise AppsdkError(f"{pyproject}: [tool.appsdk] must be a table")
+    return table
+
+
+def app_target(project: Path) -> AppTarget:
+    """The app named by [tool.appsdk] app = "module:attr", else server:mcp."""
+    project = project.resolve()
+    if not project.is_dir():
+        raise UsageError(f"{project} is not a folder; give the path of an app project")
+    config = read_config(project)
+    spec = config.get("app", DEFAULT_APP)
+    declared_in = project / "pyproject.toml" if "app" in config else None
+    if not isinstance(spec, str) or spec.count(":") != 1 or not all(spec.split(":")):
+        raise AppsdkError(f'{declared_in}: [tool.appsdk] app must look like "module:attribute", not {spec!r}')
+    module, attribute = spec.split(":")
+    return AppTarget(project, module, attribute, declared_in)
+
+
+@dataclass(frozen=True)
+class DevState:
+    """What a running `appsdk dev` tells other commands: written on start, removed on exit."""
+
+    url: str
+    host: str
+    port: int
+    pid: int
+    transport: str = "streamable-http"
+    public_url: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def dev_state_path(project: Path) -> Path:
+    return project / STATE_DIR / DEV_STATE_FILE
+
+
+def write_dev_state(project: Path, state: DevState) -> Path:
+    """Write atomically, so a reader never sees half a file."""
+    path = dev_state_path(project)
+    path.parent.mkdir(exist_ok=True)
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(asdict(state), indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+    return path
+
+
+def read_dev_state(project: Path) -> DevState | None:
+    """The running dev server of this project, or None (no file, unreadable, or its process is gone)."""
+    path = dev_state_path(project)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        state = DevState(**raw)
+    except (OSError, ValueError, TypeError):
+        return None
+    if not _process_alive(state.pid):
+        return None
+    return state
+
+
+def remove_dev_state(project: Path, pid: int | None = None) -> None:
+    """Remove the state file; with pid, only if that process wrote it."""
+    path = dev_state_path(project)
+    if pid is not None:
+        current = read_dev_state(project)
+        if current is not None and current.pid != pid:
+            return
+    path.unlink(missing_ok=True)
+
+
+def find_dev_state(start: Path) -> DevState | None:
+    """The dev server of the project containing `start` (this folder or a parent)."""
+    start = start.resolve()
+    for folder in [start, *start.parents]:
+        if dev_state_path(folder).is_file():
+            return read_dev_state(folder)
+        if (folder / "pyproject.toml").is_file():
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class ServerLocation:
+    url: str
+    source: str  # "--url", "APPSDK_URL", ".appsdk/dev.json" or "default"
+
+
+def resolve_server_url(url: str | None, cwd: Path | None = None) -> ServerLocation:
+    """--url, else $APPSDK_URL, else the running `appsdk dev` of this project, else the default."""
+    if url:
+        return ServerLocation(url, "--url")
+    from_env = os.environ.get("APPSDK_URL")
+    if from_env:
+        return ServerLocation(from_env, "APPSDK_URL")
+    state = find_dev_state(cwd or Path.cwd())
+    if state is not None:
+        return ServerLocation(state.url, ".appsdk/dev.json")
+    return ServerLocation(DEFAULT_URL, "default")
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
