@@ -12,6 +12,7 @@ import typer
 
 from appsdk_cli import __version__
 from appsdk_cli.commands.new import new
+from appsdk_cli.commands.tunnel import tunnel
 
 app = typer.Typer(
     name="appsdk",
@@ -40,6 +41,7 @@ def _root(
 
 
 app.command()(new)
+app.command()(tunnel)
 
 
 def main() -> None:

@@ -35,6 +35,7 @@ def free_port() -> int:
 
 # ------------------------------------------------------------------ upstream
 
+
 class Upstream(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     release_second_event: threading.Event
@@ -99,6 +100,7 @@ def upstream():
 
 # ------------------------------------------------------------------- agent
 
+
 @pytest.fixture(scope="session")
 def cert_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("ngrok-standin-certs")
@@ -159,6 +161,7 @@ def host_of(url: str) -> str:
 
 # ------------------------------------------------------------------- tests
 
+
 def test_version_is_reported_like_ngrok(tmp_path):
     ngrok_version, _ = ngrok.get_version(pyngrok_config(tmp_path))
     assert ngrok_version.startswith("3.")
@@ -187,12 +190,24 @@ def test_get_and_post_are_forwarded_with_the_public_host(tmp_path, upstream, cli
     assert chunked["body"] == "chunk-1 chunk-2"
 
 
-@pytest.mark.parametrize("version,options", [
-    ("2", {"host_header": "rewrite"}),
-    ("3", {"upstream_host_header": "rewrite"}),
-    ("3", {"traffic_policy": {"on_http_request": [{"actions": [
-        {"type": "add-headers", "config": {"headers": {"host": "localhost:{port}"}}}]}]}}),
-], ids=["v2-host_header", "v3-upstream.host_header", "v3-traffic_policy"])
+@pytest.mark.parametrize(
+    "version,options",
+    [
+        ("2", {"host_header": "rewrite"}),
+        ("3", {"upstream_host_header": "rewrite"}),
+        (
+            "3",
+            {
+                "traffic_policy": {
+                    "on_http_request": [
+                        {"actions": [{"type": "add-headers", "config": {"headers": {"host": "localhost:{port}"}}}]}
+                    ]
+                }
+            },
+        ),
+    ],
+    ids=["v2-host_header", "v3-upstream.host_header", "v3-traffic_policy"],
+)
 def test_host_header_rewrite_uses_the_upstream_address(tmp_path, upstream, client, version, options):
     port = upstream.server_address[1]
     if "upstream_host_header" in options:
@@ -216,7 +231,7 @@ def test_event_stream_arrives_chunk_by_chunk(tmp_path, upstream, client):
         assert response.headers["content-type"] == "text/event-stream"
         for line in response.iter_lines():
             if line.startswith("data: "):
-                events.append(line[len("data: "):])
+                events.append(line[len("data: ") :])
                 if len(events) == 1:
                     # The stream is still open: a concurrent request must get through.
                     assert client().get(f"{tunnel.public_url}/host").status_code == 200
@@ -292,7 +307,7 @@ def test_authtoken_from_set_auth_token_and_from_environment(tmp_path, monkeypatc
     # pyngrok writes its default (version 3) config, then runs `ngrok config add-authtoken`.
     cfg = PyngrokConfig(ngrok_path=STANDIN, config_path=str(tmp_path / "fresh" / "ngrok.yml"))
     ngrok.set_auth_token(SECRET, cfg)
-    assert f"agent:\n    authtoken: \"{SECRET}\"" in Path(cfg.config_path).read_text()
+    assert f'agent:\n    authtoken: "{SECRET}"' in Path(cfg.config_path).read_text()
     assert ngrok.get_ngrok_process(cfg).api_url
     ngrok.kill(cfg)
 
@@ -357,7 +372,10 @@ def test_sigterm_merged_configs_and_full_output(tmp_path):
     web_file = write_config(tmp_path / "web.yml", "3", token=None, web_addr=f"127.0.0.1:{web_port}")
     proc = subprocess.Popen(
         [STANDIN, "start", "--none", "--log", "stdout", "--config", token_file, "--config", web_file],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         lines = []
         while not any("tunnel session started" in line for line in lines):
