@@ -334,7 +334,11 @@ class StdioTransport:
             raise self._died() from problem
 
     def _died(self) -> ConnectError:
-        code = self.process.poll()
+        # Its output closing usually means it is exiting: give it a moment so we can say with what code.
+        try:
+            code: int | None = self.process.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            code = None
         state = f"exited with {code}" if code is not None else "closed its output"
         return ConnectError(f"{self.description} {state} before answering", detail=self._server_log())
 
