@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from appsdk_cli import __version__
+from appsdk_cli.commands.call import call, read, resources, tools
 from appsdk_cli.commands.new import new
 from appsdk_cli.commands.tunnel import tunnel
 
@@ -42,6 +43,10 @@ def _root(
 
 app.command()(new)
 app.command()(tunnel)
+app.command()(call)
+app.command()(tools)
+app.command()(resources)
+app.command()(read)
 
 
 def main() -> None:

@@ -125,3 +125,23 @@ def app_server(tmp_path: Path) -> Iterator[RunningServer]:
     server = serve_project(scaffold("book-club", tmp_path).path)
     yield server
     stop(server.process)
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def serve_fixture(script: str, *args: str, env: dict[str, str] | None = None) -> RunningServer:
+    """Serve a tests/fixtures server over HTTP on a free port: `python SCRIPT http PORT ARGS...`."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(FIXTURES / script), "http", str(port), *args],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port, process)
+    except AssertionError:
+        stop(process)
+        raise AssertionError(process.stderr.read().decode()) from None
+    return RunningServer(process, port)

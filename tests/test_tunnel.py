@@ -139,7 +139,8 @@ def test_human_output_and_ctrl_c_cleanup(app_server, tunnel_env):
     process = start_tunnel(tunnel_env, "--port", str(app_server.port))
     try:
         lines = []
-        while not any(line.strip().startswith("https://") for line in lines):
+        # The whole block is printed before the tunnel is watched; Ctrl-C only after it is all there.
+        while not any("Ctrl-C" in line for line in lines):
             line = process.stdout.readline()
             assert line, process.stderr.read()
             lines.append(line)

@@ -47,9 +47,10 @@ def tunnel(
     with render.stopping_on_sigterm(), Tunnel(settings) as opened:
         with render.spinner("Starting the ngrok agent"):
             endpoints = opened.open()
-        verified = render.tunnel_check(lambda: check_mcp(endpoints.mcp_url), endpoints)
-        render.tunnel_opened(endpoints, verified=verified, as_json=as_json)
+        # Once the tunnel is up, Ctrl-C or SIGTERM is the normal way to stop it: exit 0, whenever it comes.
         with contextlib.suppress(KeyboardInterrupt):
+            verified = render.tunnel_check(lambda: check_mcp(endpoints.mcp_url), endpoints)
+            render.tunnel_opened(endpoints, verified=verified, as_json=as_json)
             watch(opened, lambda new, changed: render.tunnel_restarted(new, changed, as_json=as_json))
     render.tunnel_closed(as_json=as_json)
 

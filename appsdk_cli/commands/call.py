@@ -1,0 +1,129 @@
+"""`appsdk call`, `tools`, `resources` and `read`: talk to a running app the way a host does.
+
+They share the server options, so they live together. Nothing heavy is imported until a command runs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+URL_HELP = (
+    "The server's MCP endpoint. Default: $APPSDK_URL, else the running `appsdk dev`, else http://127.0.0.1:8000/mcp."
+)
+
+Url = Annotated[str | None, typer.Option("--url", help=URL_HELP, show_default=False)]
+Stdio = Annotated[
+    str | None,
+    typer.Option("--stdio", help='Start a stdio server with this command instead, e.g. "python server.py".'),
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the result exactly as on the wire (camelCase JSON).")]
+Timeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait for each answer.", min=0.1)]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")]
+
+
+def _parse_json_object(option: str, text: str | None) -> dict[str, Any] | None:
+    import json
+
+    from appsdk_cli.errors import UsageError
+
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as problem:
+        raise UsageError(f"{option} is not valid JSON: {problem}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"{option} must be a JSON object")
+    return value
+
+
+def call(
+    tool: Annotated[str, typer.Argument(help="The tool's name, as `appsdk tools` lists it.", show_default=False)],
+    arguments: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Arguments as KEY=VALUE, converted by the tool's inputSchema (arrays and objects as JSON).",
+            show_default=False,
+            metavar="[KEY=VALUE]...",
+        ),
+    ] = None,
+    args: Annotated[
+        str | None, typer.Option("--args", help="Arguments as one JSON object; KEY=VALUE words override its keys.")
+    ] = None,
+    url: Url = None,
+    stdio: Stdio = None,
+    locale: Annotated[
+        str | None, typer.Option("--locale", help="Send openai/locale in the request _meta, like ChatGPT (e.g. en-US).")
+    ] = None,
+    user_agent: Annotated[
+        str | None, typer.Option("--user-agent", help="Send openai/userAgent in the request _meta.")
+    ] = None,
+    user_location: Annotated[
+        str | None,
+        typer.Option(
+            "--user-location",
+            help='Send openai/userLocation in the request _meta: a JSON object, e.g. \'{"city": "Oslo"}\'.',
+        ),
+    ] = None,
+    meta: Annotated[
+        str | None, typer.Option("--meta", help="More request _meta, as a JSON object (e.g. openai/subject).")
+    ] = None,
+    as_json: AsJson = False,
+    timeout: Timeout = 30.0,
+    verbose: Verbose = False,
+) -> None:
+    """Call a tool and show what ChatGPT would get: status texts, structuredContent, content, widget _meta.
+
+    Exit codes: 0 ok; 1 the tool returned isError, or the server is unreachable or broke the protocol;
+    2 the command line is wrong (unknown tool or parameter, a value of the wrong type).
+    """
+    from appsdk_cli import remote, render
+    from appsdk_cli.errors import AppsdkError
+
+    target = remote.resolve_target(url, stdio, timeout=timeout)
+    hints = remote.request_meta(
+        locale=locale,
+        user_agent=user_agent,
+        user_location=_parse_json_object("--user-location", user_location),
+        extra=_parse_json_object("--meta", meta),
+    )
+    outcome = remote.call_tool(target, tool, list(arguments or []), args, hints)
+    render.call_result(outcome, as_json=as_json)
+    if outcome.is_error:
+        raise AppsdkError(f"{tool} returned isError: {outcome.error_text()}")
+
+
+def tools(
+    url: Url = None, stdio: Stdio = None, as_json: AsJson = False, timeout: Timeout = 30.0, verbose: Verbose = False
+) -> None:
+    """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility."""
+    from appsdk_cli import remote, render
+
+    render.tools_list(remote.list_tools(remote.resolve_target(url, stdio, timeout=timeout)), as_json=as_json)
+
+
+def resources(
+    url: Url = None, stdio: Stdio = None, as_json: AsJson = False, timeout: Timeout = 30.0, verbose: Verbose = False
+) -> None:
+    """List the server's resources (widget templates are ui:// URIs) with their MIME types."""
+    from appsdk_cli import remote, render
+
+    render.resources_list(remote.list_resources(remote.resolve_target(url, stdio, timeout=timeout)), as_json=as_json)
+
+
+def read(
+    uri: Annotated[str, typer.Argument(help="The resource URI, e.g. ui://widget/book-list.html.", show_default=False)],
+    url: Url = None,
+    stdio: Stdio = None,
+    as_json: AsJson = False,
+    timeout: Timeout = 30.0,
+    verbose: Verbose = False,
+) -> None:
+    """Read one resource and print its contents (a widget's HTML, its _meta)."""
+    from appsdk_cli import remote, render
+
+    render.resource_contents(
+        remote.read_resource(remote.resolve_target(url, stdio, timeout=timeout), uri), as_json=as_json
+    )

@@ -1,0 +1,327 @@
+"""`appsdk call`, `tools`, `resources` and `read`: the real CLI against real server processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, RunningServer, appsdk, free_port, serve_fixture, serve_project, stop
+
+from appsdk_cli.project import DevState, write_dev_state
+from appsdk_cli.scaffold import WidgetFlavor, scaffold
+
+WIDGET = "ui://widget/book-list.html"
+PICKS = [
+    {"title": "Frankenstein", "author": "Mary Shelley"},
+    {"title": "Pride and Prejudice", "author": "Jane Austen"},
+    {"title": "The Time Machine", "author": "H. G. Wells"},
+]
+PLAN_TRIP_PARAMS = "plan-trip takes: city (string, required), nights (integer, required), budget (number)"
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory) -> Iterator[tuple[Path, RunningServer]]:
+    """One scaffolded book-club app, served for the whole module (both flavors are covered below)."""
+    project = scaffold("book-club", tmp_path_factory.mktemp("app"), flavor=WidgetFlavor.MCP_APPS).path
+    server = serve_project(project)
+    yield project, server
+    stop(server.process)
+
+
+@pytest.fixture(scope="module")
+def call_log(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("log") / "calls.txt"
+
+
+@pytest.fixture(scope="module")
+def typed(call_log: Path) -> Iterator[RunningServer]:
+    """The typed fixture server (stateless JSON), recording each plan-trip call it receives."""
+    server = serve_fixture("typed_server.py", env={"CALL_LOG": str(call_log)})
+    yield server
+    stop(server.process)
+
+
+@pytest.fixture
+def free_url() -> str:
+    """A URL on 127.0.0.1 where nothing listens."""
+    return f"http://127.0.0.1:{free_port()}/mcp"
+
+
+@pytest.fixture(autouse=True)
+def no_appsdk_url(monkeypatch):
+    # A developer's own APPSDK_URL must not steer these tests.
+    monkeypatch.delenv("APPSDK_URL", raising=False)
+
+
+def one_line_error(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_call_list_books_human(app):
+    _, server = app
+    result = appsdk("call", "list-books", "--url", server.url)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Fetching the picks" in out and "Here are the picks" in out
+    assert WIDGET in out
+    assert "structuredContent" in out and '"author": "Mary Shelley"' in out
+    assert "The book club's next 3 picks: Frankenstein by Mary Shelley" in out
+    assert "_meta" in out and '"pickedBy": "book-club"' in out
+    assert result.stderr == ""
+
+
+def test_call_json_is_the_wire_result(app):
+    _, server = app
+    result = appsdk("call", "list-books", "--url", server.url, "--json")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("\n") == 1  # one object, nothing else
+    wire = json.loads(result.stdout)
+    assert set(wire) == {"content", "structuredContent", "isError", "_meta"}
+    assert wire["isError"] is False
+    assert wire["structuredContent"] == {"books": PICKS}
+    assert wire["_meta"] == {"month": None, "pickedBy": "book-club"}
+    assert wire["content"] == [
+        {
+            "type": "text",
+            "text": "The book club's next 3 picks: Frankenstein by Mary Shelley; "
+            "Pride and Prejudice by Jane Austen; The Time Machine by H. G. Wells.",
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    "given", [["month=June"], ["--args", '{"month": "June"}'], ["--args", '{"month": 1}', "month=June"]]
+)
+def test_call_arguments(app, given):
+    _, server = app
+    result = appsdk("call", "list-books", *given, "--url", server.url, "--json")
+    assert result.returncode == 0, result.stderr
+    wire = json.loads(result.stdout)
+    assert wire["_meta"]["month"] == "June"
+    assert " for June: " in wire["content"][0]["text"]
+
+
+def test_values_are_converted_by_the_input_schema(typed):
+    words = ["city=42", "nights=3", "budget=2.5", "vegan=true", 'stops=["Bergen", "Flåm"]', 'options={"rail": true}']
+    result = appsdk("call", "plan-trip", *words, "--url", typed.url, "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["structuredContent"] == {
+        "city": "42",  # a string parameter keeps the text as typed
+        "nights": 3,
+        "budget": 2.5,
+        "vegan": True,
+        "stops": ["Bergen", "Flåm"],
+        "options": {"rail": True},
+    }
+    # anyOf [number, null]: an integral budget is sent as a JSON integer, and null as null.
+    result = appsdk("call", "plan-trip", "city=Oslo", "nights=1", "budget=7", "--url", typed.url, "--json")
+    assert json.loads(result.stdout)["structuredContent"]["budget"] == 7
+    result = appsdk("call", "plan-trip", "city=Oslo", "nights=1", "budget=null", "--url", typed.url, "--json")
+    assert json.loads(result.stdout)["structuredContent"]["budget"] is None
+
+
+@pytest.mark.parametrize(
+    ("words", "says"),
+    [
+        (["city=Oslo", "nights=2", "nigths=3"], "plan-trip has no parameter 'nigths'"),
+        (["city=Oslo", "nights=two"], "nights must be integer, not 'two'"),
+        (["city=Oslo", "nights=2", "vegan=maybe"], "vegan must be boolean, not 'maybe'"),
+        (["city=Oslo", "nights=2", "stops=Bergen"], "stops must be array (as JSON), not 'Bergen'"),
+        (["city=Oslo"], "plan-trip needs nights"),
+        (["--args", '{"city": "Oslo", "nights": "2"}'], 'nights must be integer, not "2"'),
+        (["--args", "[1]"], "--args must be a JSON object"),
+        (["--args", "{nope"], "--args is not valid JSON"),
+        (["Oslo"], "'Oslo' is not KEY=VALUE"),
+    ],
+)
+def test_bad_arguments_are_refused_before_sending(typed, call_log, words, says):
+    before = call_log.read_text() if call_log.exists() else ""
+    result = appsdk("call", "plan-trip", *words, "--url", typed.url)
+    assert result.returncode == 2, result.stdout + result.stderr
+    line = one_line_error(result)
+    assert says in line
+    if not says.startswith("--args"):
+        assert PLAN_TRIP_PARAMS in line
+    assert result.stdout == ""
+    after = call_log.read_text() if call_log.exists() else ""
+    assert after == before, "the refused call reached the server"
+
+
+def test_refusal_check_sees_real_calls(typed, call_log):
+    """The call log the refusal test relies on does record calls that are sent."""
+    before = call_log.read_text() if call_log.exists() else ""
+    assert appsdk("call", "plan-trip", "city=Lima", "nights=1", "--url", typed.url).returncode == 0
+    assert call_log.read_text() == before + "plan-trip Lima\n"
+
+
+def test_unknown_tool_names_the_closest(app):
+    _, server = app
+    result = appsdk("call", "list-book", "--url", server.url)
+    assert result.returncode == 2
+    assert "no tool 'list-book'; did you mean list-books?" in one_line_error(result)
+
+
+def test_is_error_exits_1(typed):
+    result = appsdk("call", "fail", "reason=nope", "--url", typed.url)
+    assert result.returncode == 1
+    assert "fail returned isError: cannot do that: nope" in one_line_error(result)
+    assert "isError" in result.stdout and "cannot do that: nope" in result.stdout
+    as_json = appsdk("call", "fail", "--url", typed.url, "--json")
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout) == {
+        "content": [{"type": "text", "text": "cannot do that: it broke"}],
+        "isError": True,
+    }
+
+
+def test_unreachable_server_is_one_line(free_url):
+    result = appsdk("call", "list-books", "--url", free_url)
+    assert result.returncode == 1
+    line = one_line_error(result)
+    assert f"cannot reach the MCP server at {free_url}" in line and "refused" in line
+    verbose = appsdk("call", "list-books", "--url", free_url, "--verbose")
+    assert verbose.returncode == 1 and "ConnectionRefusedError" in verbose.stderr and "Traceback" not in verbose.stderr
+    for command in (["tools"], ["resources"], ["read", WIDGET]):
+        other = appsdk(*command, "--url", free_url)
+        assert other.returncode == 1 and "cannot reach" in one_line_error(other)
+
+
+def test_not_an_mcp_endpoint(app):
+    _, server = app
+    result = appsdk("tools", "--url", server.url.replace("/mcp", "/nothing-here"))
+    assert result.returncode == 1
+    assert "HTTP 404" in one_line_error(result)
+
+
+def test_bad_options_exit_2(app):
+    _, server = app
+    assert appsdk("call", "list-books", "--url", server.url, "--stdio", "python x.py").returncode == 2
+    assert appsdk("call", "list-books", "--url", server.url, "--meta", "[]").returncode == 2
+    assert appsdk("call", "list-books", "--url", server.url, "--timeout", "nope").returncode == 2
+    assert appsdk("call").returncode == 2
+
+
+def test_tools_show_apps_sdk_metadata(app):
+    _, server = app
+    result = appsdk("tools", "--url", server.url)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "1 tool " in out and "list-books" in out and "Show book club picks" in out
+    assert f"widget: {WIDGET}" in out
+    assert "invoking: Fetching the picks" in out and "invoked: Here are the picks" in out
+    assert "hints: read-only, not destructive, closed-world" in out
+    assert "visibility: model" in out
+    wire = json.loads(appsdk("tools", "--url", server.url, "--json").stdout)
+    assert [t["name"] for t in wire["tools"]] == ["list-books"]
+    assert wire["tools"][0]["_meta"]["openai/outputTemplate"] == WIDGET
+
+
+def test_tools_show_visibility(typed):
+    out = appsdk("tools", "--url", typed.url).stdout
+    assert "hints: read-only, not destructive, open-world" in out
+    assert "visibility: hidden from the model; ui.visibility app; openai/visibility private; widget may call it" in out
+    assert "hints: ?, ?, ? (? = not declared)" in out
+
+
+def test_resources_and_read_in_both_flavors(book_club_server, book_club: Path):
+    flavor = (book_club / "server.py").read_text().split('WIDGET_MIME_TYPE = "', 1)[1].split('"', 1)[0]
+    listed = appsdk("resources", "--url", book_club_server.url)
+    assert listed.returncode == 0, listed.stderr
+    assert f"{WIDGET}  {flavor} widget" in listed.stdout
+    wire = json.loads(appsdk("resources", "--url", book_club_server.url, "--json").stdout)
+    assert [(r["uri"], r["mimeType"]) for r in wire["resources"]] == [(WIDGET, flavor)]
+
+    html = (book_club / "widgets" / "book-list.html").read_text()
+    read = appsdk("read", WIDGET, "--url", book_club_server.url)
+    assert read.returncode == 0, read.stderr
+    assert read.stdout.startswith(f"{WIDGET}  {flavor}\n")
+    assert html in read.stdout and '"connectDomains": []' in read.stdout
+    read_json = json.loads(appsdk("read", WIDGET, "--url", book_club_server.url, "--json").stdout)
+    assert read_json["contents"][0]["text"] == html
+    assert read_json["contents"][0]["_meta"]["openai/widgetCSP"] == {"connect_domains": [], "resource_domains": []}
+
+
+def test_read_unknown_uri_names_the_closest(app):
+    _, server = app
+    result = appsdk("read", "ui://widget/book-lists.html", "--url", server.url)
+    assert result.returncode == 2
+    assert f"did you mean {WIDGET}?" in one_line_error(result)
+
+
+def test_server_from_appsdk_url(app, tmp_path: Path):
+    _, server = app
+    result = appsdk("call", "list-books", "--json", cwd=tmp_path, env={"APPSDK_URL": server.url})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["structuredContent"] == {"books": PICKS}
+
+
+def test_server_from_dev_json(app):
+    project, server = app
+    state = write_dev_state(project, DevState(url=server.url, host="127.0.0.1", port=server.port, pid=os.getpid()))
+    try:
+        result = appsdk("tools", "--json", cwd=project / "widgets")  # a subfolder finds the project's dev.json
+        assert result.returncode == 0, result.stderr
+        assert [t["name"] for t in json.loads(result.stdout)["tools"]] == ["list-books"]
+    finally:
+        state.unlink()
+
+
+def test_request_meta_hints_reach_the_server(typed):
+    result = appsdk(
+        "call",
+        "echo-meta",
+        "--locale",
+        "nb-NO",
+        "--user-agent",
+        "ChatGPT/1.0 (test)",
+        "--user-location",
+        '{"city": "Oslo", "country": "NO"}',
+        "--meta",
+        '{"openai/subject": "u-1"}',
+        "--url",
+        typed.url,
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["structuredContent"]["meta"] == {
+        "openai/locale": "nb-NO",
+        "openai/userAgent": "ChatGPT/1.0 (test)",
+        "openai/userLocation": {"city": "Oslo", "country": "NO"},
+        "openai/subject": "u-1",
+    }
+
+
+def test_stateful_sse_server():
+    """Sessions and text/event-stream answers, with a log notification ahead of the result."""
+    server = serve_fixture("typed_server.py", "--stateful")
+    try:
+        result = appsdk("call", "echo-meta", "--locale", "fr-FR", "--url", server.url, "--json")
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["structuredContent"] == {"meta": {"openai/locale": "fr-FR"}}
+        tools = appsdk("tools", "--url", server.url, "--json")
+        assert [t["name"] for t in json.loads(tools.stdout)["tools"]] == ["plan-trip", "fail", "echo-meta"]
+    finally:
+        stop(server.process)
+
+
+def test_stdio_server(tmp_path: Path):
+    command = f'"{sys.executable}" "{FIXTURES / "typed_server.py"}" stdio'
+    result = appsdk("call", "plan-trip", "city=Rome", "nights=2", "--stdio", command, "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["structuredContent"]["city"] == "Rome"
+    listed = appsdk("resources", "--stdio", command)
+    assert "ui://widget/plain.html  text/html;profile=mcp-app widget" in listed.stdout
+    refused = appsdk("call", "plan-trip", "nights=x", "--stdio", command)
+    assert refused.returncode == 2
+    broken = appsdk("tools", "--stdio", f'"{sys.executable}" -c "import sys; sys.exit(3)"')
+    assert broken.returncode == 1 and "exited with 3 before answering" in one_line_error(broken)
+    missing = appsdk("tools", "--stdio", "no-such-command-for-appsdk")
+    assert missing.returncode == 1 and "cannot start" in one_line_error(missing)
