@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from appsdk_cli import __version__
+from appsdk_cli.commands.dev import dev
 from appsdk_cli.commands.new import new
 
 app = typer.Typer(
@@ -40,6 +41,7 @@ def _root(
 
 
 app.command()(new)
+app.command()(dev)
 
 
 def main() -> None:
