@@ -394,7 +394,7 @@ async def _serve(app: ASGIApp, sock: socket.socket, channel: Channel, security: 
         messages, closed = channel.read_available()
         for message in messages:
             if message.get("type") == "retire":
-                task = loop.create_task(_retire(server, channel, drain_seconds))
+                task = loop.create_task(_retire(server, sock, channel, drain_seconds))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
             else:
@@ -409,10 +409,12 @@ async def _serve(app: ASGIApp, sock: socket.socket, channel: Channel, security: 
     return 0
 
 
-async def _retire(server: WorkerServer, channel: Channel, drain_seconds: float) -> None:
+async def _retire(server: WorkerServer, sock: socket.socket, channel: Channel, drain_seconds: float) -> None:
     """Stop accepting, tell the supervisor (so the next worker may start), then finish what was accepted."""
-    for listener in getattr(server, "servers", []):
-        listener.close()
+    # Only stop watching the listening fd. asyncio.Server.close() would be a race: a connection
+    # accept()ed in this loop step gets its transport one step later, and a closed Server refuses to
+    # attach it, so the client would see a reset. uvicorn closes the Server after the drain.
+    asyncio.get_running_loop().remove_reader(sock.fileno())
     channel.send({"type": "stopped"})
     # asyncio builds the protocol for an accepted connection one loop step after accept(): give
     # those a moment to register before judging that nothing is left.
