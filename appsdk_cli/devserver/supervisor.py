@@ -414,7 +414,8 @@ class Supervisor:
             allowed_origins=origins,
             parent_pid=os.getpid(),
             fallback_message=fallback,
-            drain_seconds=self.config.drain_seconds,
+            # An SSE stream never finishes on its own and its session dies with the worker anyway.
+            drain_seconds=1.0 if self.config.transport is Transport.SSE else self.config.drain_seconds,
         )
 
     def _parent_fds(self) -> list[int]:
