@@ -446,6 +446,9 @@ def test_supervisor_in_process_reports_events_and_admits_hosts_at_run_time(proje
         supervisor.add_allowed_host("late.example")
         wait_until(lambda: any(isinstance(e, AllowedHostAdded) for e in events), message="the host event")
         wait_until(lambda: post_list(supervisor.url, "late.example").status_code == 200, message="late host")
+        supervisor.record_public_url("https://late.example/mcp")
+        state = json.loads((project / ".appsdk" / "dev.json").read_text())
+        assert state["public_url"] == "https://late.example/mcp" and state["url"] == supervisor.url
         pids = supervisor.worker_pids
     finally:
         supervisor.stop()

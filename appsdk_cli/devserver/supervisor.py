@@ -176,6 +176,10 @@ class Supervisor:
             self._pending.hosts.append(host)
         self._wake()
 
+    def record_public_url(self, public_url: str | None) -> None:
+        """Tell other commands (through .appsdk/dev.json) where a tunnel exposes this server."""
+        self._write_dev_state(public_url)
+
     def stop(self) -> None:
         """Ask run() to stop everything and return. Thread-safe and signal-safe."""
         with contextlib.suppress(RuntimeError), self._pending.lock:
@@ -212,17 +216,7 @@ class Supervisor:
         if first.state == "dead":
             raise AppsdkError(f"the app's process exited with code {first.exit_code} while starting")
         url = self.url
-        write_dev_state(
-            self.project,
-            DevState(
-                url=url,
-                host=self.config.host,
-                port=self.port,
-                pid=os.getpid(),
-                transport=self.config.transport.value,
-            ),
-        )
-        self._dev_state_written = True
+        self._write_dev_state(None)
         self._started = True
         self._emit(
             Started(
@@ -237,6 +231,18 @@ class Supervisor:
         )
         if self._on_bound is not None:
             self._on_bound(self)
+
+    def _write_dev_state(self, public_url: str | None) -> None:
+        state = DevState(
+            url=self.url,
+            host=self.config.host,
+            port=self.port,
+            pid=os.getpid(),
+            transport=self.config.transport.value,
+            public_url=public_url,
+        )
+        write_dev_state(self.project, state)
+        self._dev_state_written = True
 
     def _loop(self) -> None:
         while not self._stop_requested():
@@ -281,6 +287,8 @@ class Supervisor:
         self._fork(target, None, changed, seen_at)
 
     def _read_worker(self, worker: _Worker) -> None:
+        if worker.channel.read_fd < 0:  # reaped earlier in this same select batch
+            return
         messages, closed = worker.channel.read_available()
         for message in messages:
             self._on_message(worker, message)
