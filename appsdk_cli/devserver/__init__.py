@@ -1,0 +1,5 @@
+"""`appsdk dev`: serve an app over HTTP and reload it on every save.
+
+supervisor.py owns the listening socket and the file watcher and forks one worker per reload;
+worker.py runs in each fork, imports the user's app and serves it on the inherited socket.
+"""

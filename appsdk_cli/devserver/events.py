@@ -1,0 +1,73 @@
+"""What a running dev server reports: plain values, handed to an observer (the renderer, or a test)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+
+class Transport(StrEnum):
+    STREAMABLE_HTTP = "streamable-http"
+    SSE = "sse"
+
+    @property
+    def path(self) -> str:
+        return "/sse" if self is Transport.SSE else "/mcp"
+
+
+@dataclass(frozen=True)
+class ToolChanges:
+    """How the tool list differs from the last good import: names only, the detail is in the app."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Started:
+    url: str
+    transport: Transport
+    app: str  # the target, described: "server:mcp ([tool.appsdk] app in …/pyproject.toml)"
+    project: Path
+    reload: bool
+    app_ok: bool
+    pid: int
+
+
+@dataclass(frozen=True)
+class Reloaded:
+    changed_files: tuple[str, ...]
+    seconds: float  # from the change being seen to the new code accepting requests
+    app_ok: bool
+    tools: ToolChanges | None = None  # set only when the tool list changed since the last good import
+
+
+@dataclass(frozen=True)
+class AppBroken:
+    summary: str  # one line: "SyntaxError: invalid syntax (server.py line 12)"
+    traceback: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class AppExited:
+    """The app's process ended on its own (os._exit, a crash): requests get an error until the next save."""
+
+    exit_code: int
+    message: str
+
+
+@dataclass(frozen=True)
+class AllowedHostAdded:
+    host: str
+
+
+@dataclass(frozen=True)
+class Stopped:
+    reason: str = "stopped"
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+DevEvent = Started | Reloaded | AppBroken | AppExited | AllowedHostAdded | Stopped

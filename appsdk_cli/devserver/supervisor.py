@@ -1,0 +1,584 @@
+"""The supervisor: owns the listening socket and the file watcher, and forks a fresh worker per change.
+
+Modelled on uvicorn's supervisors (the parent binds, the children serve on the inherited socket), with
+one difference that makes reloads fast: the heavy stack (mcp, uvicorn, starlette, pydantic) is
+imported once, here, and each worker is an `os.fork()` of this process. The supervisor never imports
+the user's code, so every fork imports it fresh.
+
+Swap order: fork-new-then-retire-old. The new worker imports the app while the old one keeps serving;
+once it is ready the old worker stops accepting (and says so), and only then does the new one start
+accepting. Connections that arrive in between wait in the shared socket's backlog, so none is
+refused; and since a single worker accepts at a time (every response says `Connection: close`), a
+request sent after a reload is reported can only reach the new code. The other order (stop, then
+fork) would make every request in the import window wait, and a broken save would leave nothing to
+answer until the fork had failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import selectors
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from appsdk_cli.devserver import worker as worker_module
+from appsdk_cli.devserver.events import (
+    AllowedHostAdded,
+    AppBroken,
+    AppExited,
+    DevEvent,
+    Reloaded,
+    Started,
+    Stopped,
+    ToolChanges,
+    Transport,
+)
+from appsdk_cli.devserver.hosts import parse_allowed_host, security_lists, url_host
+from appsdk_cli.errors import AppsdkError
+from appsdk_cli.project import AppTarget, DevState, app_target, remove_dev_state, write_dev_state
+
+WATCHED_SUFFIXES = (".py", ".html", ".css", ".js", ".json", ".toml")
+IGNORED_DIRS = (".venv", "venv", ".git", "__pycache__", "node_modules", ".appsdk", ".pytest_cache", ".ruff_cache")
+# watchfiles yields once no new event came for STEP ms (a save is a burst of events a few ms apart),
+# and never groups for longer than DEBOUNCE ms. Its defaults (50/1600) are tuned for slower loops.
+WATCH_STEP_MS = 20
+WATCH_DEBOUNCE_MS = 400
+STOP_GRACE_SECONDS = 5.0
+BROKEN_HINT = "fix it and save: appsdk dev keeps watching and reloads on the next good save"
+
+Observer = Callable[[DevEvent], None]
+BoundHook = Callable[["Supervisor"], None]
+
+
+@dataclass(frozen=True)
+class DevConfig:
+    project: Path
+    host: str = "127.0.0.1"
+    port: int = 8000
+    reload: bool = True
+    allowed_hosts: tuple[str, ...] = ()  # as given with --allow-host; checked by parse_allowed_host
+    transport: Transport = Transport.STREAMABLE_HTTP
+    # How long a replaced worker may finish requests it already accepted (a slow tool call).
+    drain_seconds: float = 30.0
+
+
+@dataclass
+class _Worker:
+    pid: int
+    channel: worker_module.Channel
+    changed_files: tuple[str, ...]
+    seen_at: float  # when the change that started it was seen
+    state: str = "starting"  # starting -> ready -> serving -> retiring; or dead
+    ok: bool = False
+    tools: dict[str, str] | None = None
+    waiting_for: int | None = None  # pid of the worker whose "stopped" this one needs before `go`
+    exit_code: int | None = None
+
+
+@dataclass
+class _Pending:
+    """Work handed to the supervisor's loop from signal handlers, the watcher and other threads."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    changes: set[str] = field(default_factory=set)
+    hosts: list[str] = field(default_factory=list)
+    stop_requests: int = 0
+
+
+class Supervisor:
+    """Serve one project over HTTP until stop(): bind, fork workers, reload on changes.
+
+    `observer` receives every event (the renderer in the CLI, a list in a test). `on_bound` runs once
+    the socket is bound and the first worker serves: the place to attach a tunnel, which can then call
+    `add_allowed_host` from any thread.
+    """
+
+    def __init__(self, config: DevConfig, observer: Observer, on_bound: BoundHook | None = None) -> None:
+        self.config = config
+        self.project = config.project.resolve()
+        self._observer = observer
+        self._on_bound = on_bound
+        self._extra_hosts: list[str] = list(config.allowed_hosts)
+        security_lists(config.host, tuple(self._extra_hosts))  # bad --allow-host values fail before binding
+        self._sock: socket.socket | None = None
+        self._workers: dict[int, _Worker] = {}
+        self._live: _Worker | None = None
+        self._next: _Worker | None = None
+        self._reload_queued: tuple[str, ...] | None = None
+        self._last_tools: dict[str, str] | None = None
+        self._pending = _Pending()
+        self._wake_r, self._wake_w = os.pipe()
+        for fd in (self._wake_r, self._wake_w):
+            os.set_blocking(fd, False)
+        self._selector = selectors.DefaultSelector()
+        self._watch_stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+        self._started = False
+        self._dev_state_written = False
+
+    # -- public -------------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._sock is None:
+            return self.config.port
+        return self._sock.getsockname()[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://{url_host(self.config.host)}:{self.port}{self.config.transport.path}"
+
+    @property
+    def worker_pids(self) -> list[int]:
+        return [w.pid for w in self._workers.values() if w.state != "dead"]
+
+    def bind(self) -> None:
+        """Open the listening socket; AppsdkError with one line when the port is taken."""
+        if self._sock is not None:
+            return
+        host, port = self.config.host, self.config.port
+        try:
+            infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        except socket.gaierror as problem:
+            raise AppsdkError(f"cannot serve on host {host!r}: {problem.strerror}; try --host 127.0.0.1") from None
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+            # Requests that arrive while workers swap wait here; uvicorn uses the same depth.
+            sock.listen(2048)
+        except OSError as problem:
+            sock.close()
+            if problem.errno == errno.EADDRINUSE:
+                raise AppsdkError(
+                    f"port {port} is already in use on {host}; stop the other server or pick another with --port"
+                ) from None
+            if problem.errno in (errno.EACCES, errno.EPERM):
+                raise AppsdkError(f"not allowed to listen on port {port}; pick a port above 1023 with --port") from None
+            raise AppsdkError(f"cannot listen on {host}:{port}: {problem.strerror}") from None
+        sock.set_inheritable(True)
+        self._sock = sock
+
+    def add_allowed_host(self, host: str) -> None:
+        """Admit another Host (a tunnel's hostname) from now on, in this and every later worker. Thread-safe."""
+        parse_allowed_host(host)
+        with self._pending.lock:
+            self._pending.hosts.append(host)
+        self._wake()
+
+    def record_public_url(self, public_url: str | None) -> None:
+        """Tell other commands (through .appsdk/dev.json) where a tunnel exposes this server."""
+        self._write_dev_state(public_url)
+
+    def stop(self) -> None:
+        """Ask run() to stop everything and return. Thread-safe and signal-safe."""
+        with contextlib.suppress(RuntimeError), self._pending.lock:
+            self._pending.stop_requests += 1
+        self._wake()
+
+    def run(self, *, handle_signals: bool | None = None) -> None:
+        """Serve until stop() (or SIGINT/SIGTERM when handling signals, the default on the main thread)."""
+        if handle_signals is None:
+            handle_signals = threading.current_thread() is threading.main_thread()
+        self.bind()
+        worker_module.preload()
+        previous = self._install_signals() if handle_signals else None
+        try:
+            self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+            self._start_first_worker()
+            if self.config.reload:
+                self._start_watcher()
+            self._loop()
+        finally:
+            self._shutdown()
+            if previous is not None:
+                self._restore_signals(previous)
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def _start_first_worker(self) -> None:
+        target = app_target(self.project)
+        first = self._fork(target, None, (), time.monotonic())
+        while first.state in ("starting", "ready") and not self._stop_requested():
+            self._step(timeout=0.5)
+        if self._stop_requested():
+            return
+        if first.state == "dead":
+            raise AppsdkError(f"the app's process exited with code {first.exit_code} while starting")
+        url = self.url
+        self._write_dev_state(None)
+        self._started = True
+        self._emit(
+            Started(
+                url=url,
+                transport=self.config.transport,
+                app=target.describe(),
+                project=self.project,
+                reload=self.config.reload,
+                app_ok=first.ok,
+                pid=os.getpid(),
+            )
+        )
+        if self._on_bound is not None:
+            self._on_bound(self)
+
+    def _write_dev_state(self, public_url: str | None) -> None:
+        state = DevState(
+            url=self.url,
+            host=self.config.host,
+            port=self.port,
+            pid=os.getpid(),
+            transport=self.config.transport.value,
+            public_url=public_url,
+        )
+        write_dev_state(self.project, state)
+        self._dev_state_written = True
+
+    def _loop(self) -> None:
+        while not self._stop_requested():
+            self._step(timeout=0.5)
+
+    def _step(self, timeout: float) -> None:
+        for key, _ in self._selector.select(timeout):
+            if key.data is None:
+                with contextlib.suppress(BlockingIOError):
+                    while os.read(self._wake_r, 4096):
+                        pass
+            else:
+                self._read_worker(key.data)
+        self._reap()
+        with self._pending.lock:
+            changes, self._pending.changes = self._pending.changes, set()
+            hosts, self._pending.hosts = self._pending.hosts, []
+        for host in hosts:
+            self._allow_host(host)
+        if changes and self._started:
+            self._reload(tuple(sorted(changes)), time.monotonic())
+
+    def _stop_requested(self) -> bool:
+        return self._pending.stop_requests > 0
+
+    def _reload(self, changed: tuple[str, ...], seen_at: float) -> None:
+        if self._next is not None:
+            if self._next.state == "starting":
+                # It may have read the files before this save: start over.
+                self._kill(self._next)
+                self._next = None
+            else:
+                # Mid-handoff: let it finish, then reload again.
+                self._reload_queued = tuple(sorted({*(self._reload_queued or ()), *changed}))
+                return
+        try:
+            target = app_target(self.project)
+        except AppsdkError as problem:
+            self._emit(AppBroken(summary=problem.message, traceback="", hint=BROKEN_HINT))
+            self._fork(None, problem.message, changed, seen_at)
+            return
+        self._fork(target, None, changed, seen_at)
+
+    def _read_worker(self, worker: _Worker) -> None:
+        if worker.channel.read_fd < 0:  # reaped earlier in this same select batch
+            return
+        messages, closed = worker.channel.read_available()
+        for message in messages:
+            self._on_message(worker, message)
+        if closed:
+            self._selector.unregister(worker.channel.read_fd)
+            os.close(worker.channel.read_fd)
+            worker.channel.read_fd = -1
+            self._reap()
+
+    def _on_message(self, worker: _Worker, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "ready":
+            self._on_ready(worker, message)
+        elif kind == "serving":
+            self._on_serving(worker)
+        elif kind == "stopped":
+            self._on_stopped_accepting(worker.pid)
+
+    def _on_ready(self, worker: _Worker, message: dict[str, Any]) -> None:
+        worker.state = "ready"
+        worker.ok = bool(message.get("ok"))
+        worker.tools = message.get("tools")
+        if message.get("missing") and not self._started:
+            # Nothing to watch for: the command line (or pyproject) names something that isn't there.
+            raise AppsdkError(str(message.get("summary")))
+        if not worker.ok and not message.get("fallback"):
+            summary = str(message.get("summary"))
+            self._emit(AppBroken(summary=summary, traceback=str(message.get("traceback", "")), hint=BROKEN_HINT))
+            if not self.config.reload:
+                raise AppsdkError(f"the app failed to import: {summary}")
+        live = self._live
+        if live is not None and live.state == "serving":
+            live.state = "retiring"
+            worker.waiting_for = live.pid
+            self._send(live, {"type": "retire"})
+        else:
+            self._send(worker, {"type": "go"})
+
+    def _on_stopped_accepting(self, pid: int) -> None:
+        waiting = self._next
+        if waiting is not None and waiting.waiting_for == pid:
+            waiting.waiting_for = None
+            self._send(waiting, {"type": "go"})
+
+    def _on_serving(self, worker: _Worker) -> None:
+        worker.state = "serving"
+        if worker is not self._next:
+            return
+        self._live, self._next = worker, None
+        tool_changes: ToolChanges | None = None
+        if worker.ok and worker.tools is not None:
+            if self._last_tools is not None and worker.tools != self._last_tools:
+                tool_changes = _diff_tools(self._last_tools, worker.tools)
+            self._last_tools = worker.tools
+        if self._started:
+            self._emit(
+                Reloaded(
+                    changed_files=worker.changed_files,
+                    seconds=time.monotonic() - worker.seen_at,
+                    app_ok=worker.ok,
+                    tools=tool_changes,
+                )
+            )
+        if self._reload_queued is not None:
+            queued, self._reload_queued = self._reload_queued, None
+            self._reload(queued, time.monotonic())
+
+    def _on_exit(self, worker: _Worker) -> None:
+        was, worker.state = worker.state, "dead"
+        if worker.channel.read_fd >= 0:
+            with contextlib.suppress(KeyError, ValueError):
+                self._selector.unregister(worker.channel.read_fd)
+            os.close(worker.channel.read_fd)
+            worker.channel.read_fd = -1
+        with contextlib.suppress(OSError):
+            os.close(worker.channel.write_fd)
+        del self._workers[worker.pid]
+        if self._stop_requested():
+            return
+        # A worker that died while retiring counts as having stopped accepting.
+        self._on_stopped_accepting(worker.pid)
+        if worker is self._next:
+            self._next = None
+            message = f"the app's process exited with code {worker.exit_code} while importing; fix it and save"
+            self._emit(AppExited(exit_code=worker.exit_code or 0, message=message))
+            if self._started:
+                self._next = self._fork(None, message, worker.changed_files, worker.seen_at)
+        elif worker is self._live and was == "serving":
+            self._live = None
+            message = f"the app's process exited with code {worker.exit_code}; save a file to restart it"
+            self._emit(AppExited(exit_code=worker.exit_code or 0, message=message))
+            self._fork(None, message, (), time.monotonic())
+
+    # -- workers ------------------------------------------------------------------------------
+
+    def _fork(
+        self, target: AppTarget | None, fallback: str | None, changed: tuple[str, ...], seen_at: float
+    ) -> _Worker:
+        assert self._sock is not None
+        spec = self._spec(target, fallback)
+        to_worker_r, to_worker_w = os.pipe()
+        from_worker_r, from_worker_w = os.pipe()
+        # Unflushed output would be written twice: once by us, once by the fork.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            for fd in (to_worker_w, from_worker_r, *self._parent_fds()):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            worker_module.run(spec, self._sock, worker_module.Channel(to_worker_r, from_worker_w))
+        os.close(to_worker_r)
+        os.close(from_worker_w)
+        os.set_blocking(from_worker_r, False)
+        worker = _Worker(pid, worker_module.Channel(from_worker_r, to_worker_w), changed, seen_at)
+        self._workers[pid] = worker
+        self._selector.register(from_worker_r, selectors.EVENT_READ, worker)
+        self._next = worker
+        return worker
+
+    def _spec(self, target: AppTarget | None, fallback: str | None) -> worker_module.WorkerSpec:
+        hosts, origins = security_lists(self.config.host, tuple(self._extra_hosts))
+        return worker_module.WorkerSpec(
+            project=self.project,
+            module=target.module if target else "",
+            attribute=target.attribute if target else "",
+            target=target.describe() if target else "",
+            transport=self.config.transport,
+            bind_host=self.config.host,
+            allowed_hosts=hosts,
+            allowed_origins=origins,
+            parent_pid=os.getpid(),
+            fallback_message=fallback,
+            # An SSE stream never finishes on its own and its session dies with the worker anyway.
+            drain_seconds=1.0 if self.config.transport is Transport.SSE else self.config.drain_seconds,
+        )
+
+    def _parent_fds(self) -> list[int]:
+        fds = [self._wake_r, self._wake_w, self._selector.fileno()]
+        for other in self._workers.values():
+            fds += [other.channel.read_fd, other.channel.write_fd]
+        return [fd for fd in fds if fd >= 0]
+
+    def _send(self, worker: _Worker, message: dict[str, Any]) -> None:
+        # A worker that has just died cannot hear us; its exit is handled by _reap.
+        with contextlib.suppress(BrokenPipeError, OSError):
+            worker.channel.send(message)
+
+    def _allow_host(self, host: str) -> None:
+        if host in self._extra_hosts:
+            return
+        self._extra_hosts.append(host)
+        rule = parse_allowed_host(host)
+        for worker in self._workers.values():
+            self._send(worker, {"type": "allow-host", "hosts": list(rule.hosts), "origins": list(rule.origins)})
+        self._emit(AllowedHostAdded(host))
+
+    def _kill(self, worker: _Worker) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(worker.pid, signal.SIGKILL)
+
+    def _reap(self) -> None:
+        for worker in list(self._workers.values()):
+            try:
+                pid, status = os.waitpid(worker.pid, os.WNOHANG)
+            except ChildProcessError:
+                pid, status = worker.pid, 0
+            if pid == 0:
+                continue
+            worker.exit_code = os.waitstatus_to_exitcode(status)
+            self._on_exit(worker)
+
+    def _shutdown(self) -> None:
+        self._watch_stop.set()
+        for worker in self._workers.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        while self._workers and time.monotonic() < deadline:
+            forced = self._pending.stop_requests > 1  # a second Ctrl-C: do not wait
+            for worker in list(self._workers.values()):
+                if forced:
+                    self._kill(worker)
+                with contextlib.suppress(ChildProcessError):
+                    pid, _ = os.waitpid(worker.pid, os.WNOHANG)
+                    if pid == 0:
+                        continue
+                self._forget(worker)
+            time.sleep(0.02)
+        for worker in list(self._workers.values()):
+            self._kill(worker)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(worker.pid, 0)
+            self._forget(worker)
+        if self._dev_state_written:
+            remove_dev_state(self.project, pid=os.getpid())
+        if self._sock is not None:
+            self._sock.close()
+        self._selector.close()
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self._started:
+            self._emit(Stopped())
+
+    def _forget(self, worker: _Worker) -> None:
+        for fd in (worker.channel.read_fd, worker.channel.write_fd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._workers.pop(worker.pid, None)
+
+    # -- watching and signals -----------------------------------------------------------------
+
+    def _start_watcher(self) -> None:
+        self._watcher = threading.Thread(target=self._watch, name="appsdk-dev-watch", daemon=True)
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        import watchfiles
+
+        for changes in watchfiles.watch(
+            self.project,
+            watch_filter=_DevFilter(self.project),
+            debounce=WATCH_DEBOUNCE_MS,
+            step=WATCH_STEP_MS,
+            stop_event=self._watch_stop,
+            rust_timeout=500,
+            yield_on_timeout=False,
+            raise_interrupt=False,
+        ):
+            names = {_relative(path, self.project) for _, path in changes}
+            with self._pending.lock:
+                self._pending.changes |= names
+            self._wake()
+
+    def _wake(self) -> None:
+        with contextlib.suppress(BlockingIOError, OSError):
+            os.write(self._wake_w, b"\0")
+
+    def _install_signals(self) -> dict[int, Any]:
+        def on_stop(signum: int, frame: object) -> None:
+            self._pending.stop_requests += 1
+
+        def on_child(signum: int, frame: object) -> None:
+            pass  # the wakeup fd does the work: the loop reaps
+
+        previous = {
+            signal.SIGINT: signal.signal(signal.SIGINT, on_stop),
+            signal.SIGTERM: signal.signal(signal.SIGTERM, on_stop),
+            signal.SIGCHLD: signal.signal(signal.SIGCHLD, on_child),
+        }
+        previous[-1] = signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)
+        return previous
+
+    def _restore_signals(self, previous: dict[int, Any]) -> None:
+        signal.set_wakeup_fd(previous.pop(-1))
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+    def _emit(self, event: DevEvent) -> None:
+        self._observer(event)
+
+
+def _diff_tools(before: dict[str, str], after: dict[str, str]) -> ToolChanges:
+    return ToolChanges(
+        added=tuple(sorted(after.keys() - before.keys())),
+        removed=tuple(sorted(before.keys() - after.keys())),
+        changed=tuple(sorted(n for n in before.keys() & after.keys() if before[n] != after[n])),
+    )
+
+
+def _relative(path: str, project: Path) -> str:
+    try:
+        return str(Path(path).relative_to(project))
+    except ValueError:
+        return path
+
+
+class _DevFilter:
+    """The project's source, widget and config files; never environments, caches or our own state."""
+
+    def __init__(self, project: Path) -> None:
+        self._project = project
+
+    def __call__(self, change: object, path: str) -> bool:
+        if not path.endswith(WATCHED_SUFFIXES):
+            return False
+        try:
+            parts = Path(path).relative_to(self._project).parts
+        except ValueError:
+            return False
+        return not any(part in IGNORED_DIRS or part.startswith(".#") for part in parts)

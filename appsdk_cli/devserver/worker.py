@@ -1,0 +1,449 @@
+"""One worker: a fork of the supervisor that imports the user's app and serves it on the inherited socket.
+
+It runs only in a child made by `os.fork()`: mcp, uvicorn and starlette are already in memory, so a
+reload costs little more than importing the user's own modules, and those are always read fresh
+because the supervisor never imports them.
+
+The conversation with the supervisor is one JSON object per line over two pipes:
+
+    worker -> supervisor   ready {ok, tools | summary, traceback, missing}   serving   stopped
+    supervisor -> worker   go   retire   allow-host {host, origins}
+
+`ready` is sent once the app is imported (or failed to import); the worker then waits for `go` before
+it accepts connections, so the supervisor decides when the previous worker stops accepting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import hashlib
+import importlib
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import traceback
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+from appsdk_cli.devserver.events import Transport
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_PR_SET_PDEATHSIG = 1
+# A JSON-RPC "internal error": the request was fine, the server could not run it.
+_INTERNAL_ERROR = -32603
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """Everything a worker needs, fixed at fork time."""
+
+    project: Path
+    module: str
+    attribute: str
+    target: str  # how to name the target in an error: "server:mcp (the default)"
+    transport: Transport
+    bind_host: str
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...]
+    parent_pid: int
+    # Set when the supervisor already knows the app cannot run: serve this error without importing.
+    fallback_message: str | None = None
+    # How long a retired worker may finish requests it already accepted before it is stopped.
+    drain_seconds: float = 30.0
+
+
+class TargetMissing(Exception):
+    """The module or attribute named by the app target does not exist (not a bug inside the app)."""
+
+
+@dataclass
+class LoadedApp:
+    asgi: ASGIApp
+    tools: dict[str, str] | None  # tool name -> fingerprint of its full descriptor
+
+
+class Channel:
+    """Newline-delimited JSON over a pair of pipe ends."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+        self._buffer = b""
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message) + "\n").encode()
+        while data:
+            written = os.write(self.write_fd, data)
+            data = data[written:]
+
+    def read_available(self) -> tuple[list[dict[str, Any]], bool]:
+        """The complete messages readable now, and whether the other end has closed."""
+        closed = False
+        try:
+            chunk = os.read(self.read_fd, 65536)
+            if not chunk:
+                closed = True
+            self._buffer += chunk
+        except BlockingIOError:
+            pass
+        *lines, self._buffer = self._buffer.split(b"\n")
+        return [json.loads(line) for line in lines if line.strip()], closed
+
+    def wait_for(self, kind: str, on_other: Callable[[dict[str, Any]], None]) -> bool:
+        """Block until a message of this kind arrives (True) or the other end closes (False)."""
+        os.set_blocking(self.read_fd, True)
+        try:
+            while True:
+                messages, closed = self.read_available()
+                for index, message in enumerate(messages):
+                    if message.get("type") == kind:
+                        # Anything after it is read by the event loop later; keep it buffered.
+                        rest = b"".join((json.dumps(m) + "\n").encode() for m in messages[index + 1 :])
+                        self._buffer = rest + self._buffer
+                        return True
+                    on_other(message)
+                if closed:
+                    return False
+        finally:
+            os.set_blocking(self.read_fd, False)
+
+
+def run(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> NoReturn:
+    """The body of a forked worker. Never returns: the fork must not unwind into the supervisor's stack."""
+    code = 0
+    try:
+        _become_worker(spec)
+        code = _main(spec, sock, channel)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _become_worker(spec: WorkerSpec) -> None:
+    _die_with_parent(spec.parent_pid)
+    # Ctrl-C reaches the whole process group; the supervisor decides how the workers stop (SIGTERM).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    with contextlib.suppress(ValueError):
+        signal.set_wakeup_fd(-1)
+    # Python's .pyc check is mtime-in-seconds plus size: two same-size saves within a second would
+    # load the stale bytecode we wrote ourselves. Compiling the project's few files is cheap.
+    sys.dont_write_bytecode = True
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to kill this worker if the supervisor dies, even by SIGKILL."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # The supervisor may have died before prctl took effect.
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def preload() -> None:
+    """Import, in the supervisor, what every worker would otherwise import after each fork."""
+    import mcp.server.lowlevel
+    import mcp.server.sse
+    import mcp.server.streamable_http_manager
+    import pydantic  # noqa: F401
+    import uvicorn.lifespan.on
+    import uvicorn.protocols.http.h11_impl  # noqa: F401
+
+    with contextlib.suppress(ImportError):
+        import mcp.server.apps  # noqa: F401
+
+
+def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(spec.allowed_hosts),
+        allowed_origins=list(spec.allowed_origins),
+    )
+    if spec.fallback_message is not None:
+        app = fallback_app(spec.fallback_message, security)
+        channel.send({"type": "ready", "ok": False, "fallback": True})
+    else:
+        try:
+            loaded = load_app(spec, security)
+        except TargetMissing as problem:
+            message = str(problem)
+            app = fallback_app(message, security)
+            channel.send({"type": "ready", "ok": False, "missing": True, "summary": message, "traceback": ""})
+        except BaseException as problem:  # a broken app can raise anything at import, SystemExit included
+            summary = describe_failure(problem, spec.project)
+            app = fallback_app(f"the app failed to import: {summary}; fix it and save", security)
+            channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": user_traceback(problem)})
+        else:
+            app = loaded.asgi
+            channel.send({"type": "ready", "ok": True, "tools": loaded.tools})
+
+    def apply(message: dict[str, Any]) -> None:
+        _apply_message(message, security)
+
+    if not channel.wait_for("go", apply):
+        return 0
+    _quiet_logging()
+    return asyncio.run(_serve(app, sock, channel, security, spec.drain_seconds))
+
+
+def load_app(spec: WorkerSpec, security: Any) -> LoadedApp:
+    """Import the target and build its ASGI app; TargetMissing when the target itself is not there."""
+    sys.path.insert(0, str(spec.project))
+    try:
+        module = importlib.import_module(spec.module)
+    except ModuleNotFoundError as problem:
+        if problem.name and (spec.module == problem.name or spec.module.startswith(problem.name + ".")):
+            raise TargetMissing(
+                f"no module {spec.module!r} in {spec.project} (looked for {spec.target}); "
+                'set [tool.appsdk] app = "module:attribute" in pyproject.toml'
+            ) from None
+        raise
+    if not hasattr(module, spec.attribute):
+        raise TargetMissing(
+            f"module {spec.module!r} has no attribute {spec.attribute!r} (looked for {spec.target}); "
+            'set [tool.appsdk] app = "module:attribute" in pyproject.toml'
+        )
+    server = getattr(module, spec.attribute)
+    if not isinstance(server, MCPServer):
+        raise TargetMissing(
+            f"{spec.module}:{spec.attribute} is a {type(server).__name__}, not an MCPServer (looked for {spec.target})"
+        )
+    if spec.transport is Transport.SSE:
+        asgi = server.sse_app(transport_security=security, host=spec.bind_host)
+    else:
+        asgi = server.streamable_http_app(
+            stateless_http=True, json_response=True, transport_security=security, host=spec.bind_host
+        )
+    return LoadedApp(asgi=_closing_connections(asgi), tools=asyncio.run(_tool_fingerprints(server)))
+
+
+async def _tool_fingerprints(server: Any) -> dict[str, str]:
+    """One hash per tool over everything a host caches: name, schemas, annotations, _meta, texts."""
+    fingerprints: dict[str, str] = {}
+    for tool in await server.list_tools():
+        descriptor = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+        encoded = json.dumps(descriptor, sort_keys=True, separators=(",", ":")).encode()
+        fingerprints[tool.name] = hashlib.sha256(encoded).hexdigest()
+    return fingerprints
+
+
+def describe_failure(problem: BaseException, project: Path) -> str:
+    """One line: the exception and where in the user's files it happened."""
+    name = type(problem).__name__
+    if isinstance(problem, SyntaxError):
+        where = f" ({_relative(problem.filename, project)} line {problem.lineno})" if problem.filename else ""
+        return f"{name}: {problem.msg}{where}"
+    location = ""
+    for frame in reversed(traceback.extract_tb(problem.__traceback__)):
+        if _inside(frame.filename, project):
+            location = f" ({_relative(frame.filename, project)} line {frame.lineno})"
+            break
+    text = str(problem).splitlines()[0] if str(problem) else ""
+    return f"{name}: {text}{location}" if text else f"{name}{location}"
+
+
+def user_traceback(problem: BaseException) -> str:
+    """The traceback without our own and importlib's frames: the user's code is what they need to see."""
+    here = str(Path(__file__).resolve().parent.parent)
+    frames = [
+        frame
+        for frame in traceback.extract_tb(problem.__traceback__)
+        if not frame.filename.startswith((here, "<frozen importlib"))
+        and not frame.filename.endswith(("importlib/__init__.py",))
+    ]
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)] if frames else []
+    return "".join([*lines, *traceback.format_exception_only(type(problem), problem)])
+
+
+def _inside(filename: str, project: Path) -> bool:
+    try:
+        Path(filename).resolve().relative_to(project)
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def _relative(filename: str, project: Path) -> str:
+    try:
+        return str(Path(filename).resolve().relative_to(project))
+    except (ValueError, OSError):
+        return filename
+
+
+def _apply_message(message: dict[str, Any], security: Any) -> None:
+    if message.get("type") == "allow-host":
+        for host in message.get("hosts", []):
+            if host not in security.allowed_hosts:
+                security.allowed_hosts.append(host)
+        for origin in message.get("origins", []):
+            if origin not in security.allowed_origins:
+                security.allowed_origins.append(origin)
+
+
+def _quiet_logging() -> None:
+    # MCPServer sets the root logger to INFO; mcp's per-request chatter would drown the dev console.
+    # The app's own loggers keep whatever level the app chose; warnings (a rejected Host) still show.
+    for name in ("mcp", "uvicorn", "uvicorn.error", "uvicorn.access", "sse_starlette"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _closing_connections(app: ASGIApp) -> ASGIApp:
+    """Answer every HTTP response with `Connection: close`.
+
+    A reused keep-alive connection would keep talking to the worker it was opened on, after that
+    worker has been retired (old code) or while it closes (a reset request). With one request per
+    connection every request goes through the shared listening socket to whichever worker is current.
+    A TCP connect on loopback costs microseconds.
+    """
+
+    async def closing(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+
+        async def send_closing(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"connection"]
+                message = {**message, "headers": [*headers, (b"connection", b"close")]}
+            await send(message)
+
+        await app(scope, receive, send_closing)
+
+    return closing
+
+
+def fallback_app(message: str, security: Any) -> ASGIApp:
+    """What serves while the app is broken: every request gets the error at once, not a hang."""
+    checker = TransportSecurityMiddleware(security)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        is_post = request.method == "POST"
+        rejected = await checker.validate_request(request, is_post=is_post)
+        response: Response
+        if rejected is not None:
+            response = rejected
+        elif is_post:
+            response = JSONResponse(_jsonrpc_errors(await request.body(), message))
+        else:
+            response = PlainTextResponse(message + "\n", status_code=503)
+        await response(scope, receive, send)
+
+    return _closing_connections(app)
+
+
+def _jsonrpc_errors(body: bytes, message: str) -> Any:
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        parsed = None
+
+    def error_for(request: Any) -> dict[str, Any]:
+        request_id = request.get("id") if isinstance(request, dict) else None
+        return {"jsonrpc": "2.0", "id": request_id, "error": {"code": _INTERNAL_ERROR, "message": message}}
+
+    if isinstance(parsed, list):
+        return [error_for(item) for item in parsed]
+    return error_for(parsed)
+
+
+async def _serve(app: ASGIApp, sock: socket.socket, channel: Channel, security: Any, drain_seconds: float) -> int:
+    config = uvicorn.Config(
+        app,
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        http="h11",
+        ws="none",
+        lifespan="auto",
+        timeout_graceful_shutdown=5,
+    )
+    server = WorkerServer(config, on_started=lambda: channel.send({"type": "serving"}))
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, server.stop)
+    tasks: set[asyncio.Task[None]] = set()
+
+    def on_message() -> None:
+        messages, closed = channel.read_available()
+        for message in messages:
+            if message.get("type") == "retire":
+                task = loop.create_task(_retire(server, sock, channel, drain_seconds))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+            else:
+                _apply_message(message, security)
+        if closed:
+            loop.remove_reader(channel.read_fd)
+            server.stop()
+
+    loop.add_reader(channel.read_fd, on_message)
+    on_message()  # messages that arrived with `go`
+    await server.serve(sockets=[sock])
+    return 0
+
+
+async def _retire(server: WorkerServer, sock: socket.socket, channel: Channel, drain_seconds: float) -> None:
+    """Stop accepting, tell the supervisor (so the next worker may start), then finish what was accepted."""
+    # Only stop watching the listening fd. asyncio.Server.close() would be a race: a connection
+    # accept()ed in this loop step gets its transport one step later, and a closed Server refuses to
+    # attach it, so the client would see a reset. uvicorn closes the Server after the drain.
+    asyncio.get_running_loop().remove_reader(sock.fileno())
+    channel.send({"type": "stopped"})
+    # asyncio builds the protocol for an accepted connection one loop step after accept(): give
+    # those a moment to register before judging that nothing is left.
+    await asyncio.sleep(0.05)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + drain_seconds
+    while server.server_state.connections and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+    server.stop()
+
+
+class WorkerServer(uvicorn.Server):
+    """uvicorn's Server, minus its signal handling (the supervisor owns signals), plus a started hook."""
+
+    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_started = on_started
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            self._on_started()
+
+    def stop(self) -> None:
+        """Graceful the first time; a second request skips waiting for connections."""
+        if self.should_exit:
+            self.force_exit = True
+        self.should_exit = True
