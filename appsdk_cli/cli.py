@@ -13,6 +13,7 @@ import typer
 from appsdk_cli import __version__
 from appsdk_cli.commands.call import call, read, resources, tools
 from appsdk_cli.commands.new import new
+from appsdk_cli.commands.tunnel import tunnel
 
 app = typer.Typer(
     name="appsdk",
@@ -45,6 +46,7 @@ app.command()(call)
 app.command()(tools)
 app.command()(resources)
 app.command()(read)
+app.command()(tunnel)
 
 
 def main() -> None:

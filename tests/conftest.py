@@ -117,3 +117,11 @@ def book_club_server(book_club: Path) -> Iterator[RunningServer]:
     server = serve_project(book_club)
     yield server
     stop(server.process)
+
+
+@pytest.fixture
+def app_server(tmp_path: Path) -> Iterator[RunningServer]:
+    """The scaffolded app (MCP Apps flavor) served by `python server.py`, for tests of other commands."""
+    server = serve_project(scaffold("book-club", tmp_path).path)
+    yield server
+    stop(server.process)

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def tunnel(
+    port: Annotated[int | None, typer.Option("--port", help="Local port of the MCP server (path /mcp).")] = None,
+    url: Annotated[str | None, typer.Option("--url", help="Local MCP URL, e.g. http://127.0.0.1:8000/mcp.")] = None,
+    authtoken: Annotated[
+        str | None,
+        typer.Option(
+            "--authtoken", help="ngrok authtoken (default: $NGROK_AUTHTOKEN, then ngrok's config).", show_default=False
+        ),
+    ] = None,
+    domain: Annotated[
+        str | None, typer.Option("--domain", help="A reserved ngrok domain, stable across sessions.")
+    ] = None,
+    region: Annotated[str | None, typer.Option("--region", help="ngrok region, e.g. us, eu, ap.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per line, nothing else.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show details of failures.")] = False,
+) -> None:
+    """Open an ngrok HTTPS tunnel to the local server and print the public /mcp URL for ChatGPT."""
+    from appsdk_cli import render
+    from appsdk_cli.errors import UsageError
+    from appsdk_cli.project import read_config, resolve_server_url
+    from appsdk_cli.tunnel import Tunnel, TunnelError, TunnelSettings, check_mcp, watch
+
+    if port is not None and url is not None:
+        raise UsageError("give --port or --url, not both")
+    if port is not None and not 0 < port < 65536:
+        raise UsageError(f"--port {port} is not a TCP port (1-65535)")
+    local_url = f"http://127.0.0.1:{port}/mcp" if port is not None else resolve_server_url(url).url
+    domain = domain or _configured_domain(read_config(Path.cwd()))
+
+    try:
+        check_mcp(local_url, timeout=5)
+    except TunnelError:
+        raise TunnelError(
+            f"nothing answers MCP at {local_url}; start the app with `appsdk dev` (or pass --port / --url)"
+        ) from None
+
+    settings = TunnelSettings(local_url=local_url, authtoken=authtoken, domain=domain, region=region)
+    with render.stopping_on_sigterm(), Tunnel(settings) as opened:
+        with render.spinner("Starting the ngrok agent"):
+            endpoints = opened.open()
+        verified = render.tunnel_check(lambda: check_mcp(endpoints.mcp_url), endpoints)
+        render.tunnel_opened(endpoints, verified=verified, as_json=as_json)
+        with contextlib.suppress(KeyboardInterrupt):
+            watch(opened, lambda new, changed: render.tunnel_restarted(new, changed, as_json=as_json))
+    render.tunnel_closed(as_json=as_json)
+
+
+def _configured_domain(config: dict) -> str | None:
+    table = config.get("tunnel", {})
+    domain = table.get("domain") if isinstance(table, dict) else None
+    return domain if isinstance(domain, str) and domain else None

@@ -1,0 +1,366 @@
+"""An ngrok HTTPS tunnel to the local MCP server, driven through pyngrok.
+
+Three things pyngrok does by default that a developer tool must not:
+- it passes the authtoken as `--authtoken` on the agent's command line, where `ps` shows it; we hand
+  the token over in a private config file instead and clear pyngrok's copy;
+- it forwards the public Host header, which the server's DNS-rebinding check refuses (421); we ask
+  the agent to rewrite Host to the local address, so any local server works behind the tunnel,
+  whether `appsdk dev` or a plain `python server.py`, and a foreign Host sent straight to the
+  server is still refused;
+- it downloads ngrok when the binary is missing; offline, that fails with a long traceback, so we
+  look for an installed ngrok first and explain how to point at one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from appsdk_cli.errors import AppsdkError
+
+if TYPE_CHECKING:
+    from pyngrok.conf import PyngrokConfig
+    from pyngrok.ngrok import NgrokTunnel
+
+AUTHTOKEN_HELP = (
+    "get an ngrok authtoken at https://dashboard.ngrok.com/get-started/your-authtoken, then pass "
+    "--authtoken TOKEN, set NGROK_AUTHTOKEN, or run `ngrok config add-authtoken TOKEN`"
+)
+MISSING_TOKEN_CODE = "ERR_NGROK_4018"
+
+
+class TunnelError(AppsdkError):
+    """The tunnel could not be opened or proven to work."""
+
+
+@dataclass(frozen=True)
+class TunnelEndpoints:
+    public_url: str  # https://abc.ngrok-free.app
+    mcp_url: str  # public_url + the local path, e.g. /mcp
+    local_url: str  # http://127.0.0.1:8000/mcp
+
+    def as_json(self) -> dict[str, str]:
+        return {"public_url": self.public_url, "mcp_url": self.mcp_url, "local_url": self.local_url}
+
+
+@dataclass(frozen=True)
+class TunnelSettings:
+    local_url: str
+    authtoken: str | None = None
+    domain: str | None = None
+    region: str | None = None
+    ngrok_path: str | None = None  # default: $PYNGROK_NGROK_PATH, pyngrok's own copy, or ngrok on PATH
+    ngrok_config: str | None = None  # default: ngrok's own config file
+    startup_timeout: int = 15
+
+
+def default_ngrok_config_path() -> Path:
+    from pyngrok import conf
+
+    return Path(conf.DEFAULT_NGROK_CONFIG_PATH)
+
+
+def resolve_ngrok_path(explicit: str | None = None) -> str:
+    """$PYNGROK_NGROK_PATH, else pyngrok's installed copy, else an ngrok on PATH, else pyngrok's default
+    location (where pyngrok will try to download it)."""
+    if explicit:
+        return explicit
+    from_env = os.environ.get("PYNGROK_NGROK_PATH")
+    if from_env:
+        return from_env
+    from pyngrok import conf
+
+    if Path(conf.DEFAULT_NGROK_PATH).exists():
+        return conf.DEFAULT_NGROK_PATH
+    return shutil.which("ngrok") or conf.DEFAULT_NGROK_PATH
+
+
+def _config_has_authtoken(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    for line in text.splitlines():
+        key, _, value = line.strip().partition(":")
+        if key == "authtoken" and value.strip().strip("\"'"):
+            return True
+    return False
+
+
+class Tunnel:
+    """One ngrok agent and one HTTPS tunnel to a local server. Use as a context manager.
+
+    Not thread-safe by design: one owner opens, watches and closes it.
+    """
+
+    def __init__(self, settings: TunnelSettings) -> None:
+        self.settings = settings
+        self._private_dir: Path | None = None
+        self._pyngrok_config: PyngrokConfig | None = None
+        self._tunnel: NgrokTunnel | None = None
+        self.endpoints: TunnelEndpoints | None = None
+        self._token: str | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+
+    def __enter__(self) -> Tunnel:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def open(self) -> TunnelEndpoints:
+        """Start the agent and the tunnel; raise TunnelError with a one-line reason on failure."""
+        from pyngrok import ngrok
+        from pyngrok.exception import PyngrokError, PyngrokNgrokError, PyngrokNgrokInstallError
+
+        config = self._build_pyngrok_config()
+        local = urlsplit(self.settings.local_url)
+        options: dict[str, object] = {"bind_tls": True, "host_header": "rewrite"}
+        if self.settings.domain:
+            options["domain"] = self.settings.domain
+        try:
+            with self._agent_stderr_captured():
+                self._tunnel = ngrok.connect(
+                    f"{local.hostname}:{local.port or 80}", "http", pyngrok_config=config, **options
+                )
+        except PyngrokNgrokInstallError as error:
+            self.close()
+            raise TunnelError(
+                f"could not download the ngrok agent to {config.ngrok_path} ({_first_line(error)}); install "
+                "ngrok and put it on PATH, or set PYNGROK_NGROK_PATH=/path/to/ngrok",
+                detail=self._redact(str(error)),
+            ) from None
+        except PyngrokNgrokError as error:
+            self.close()
+            code = getattr(error, "ngrok_error_code", None) or ""
+            if code == MISSING_TOKEN_CODE or MISSING_TOKEN_CODE in str(error):
+                raise TunnelError(f"ngrok refused the authtoken (missing or invalid): {AUTHTOKEN_HELP}") from None
+            raise TunnelError(
+                f"the ngrok agent failed: {self._redact(_first_line(error))}",
+                detail=self._redact(f"{error}\n{self._agent_stderr()}"),
+            ) from None
+        except (PyngrokError, OSError) as error:
+            self.close()
+            raise TunnelError(
+                f"could not start the ngrok agent at {config.ngrok_path}: {self._redact(_first_line(error))}",
+                detail=self._redact(str(error)),
+            ) from None
+        public_url = (self._tunnel.public_url or "").rstrip("/")
+        if public_url.startswith("http://"):
+            public_url = "https://" + public_url[len("http://") :]
+        path = local.path or "/"
+        self.endpoints = TunnelEndpoints(public_url, public_url + path, self.settings.local_url)
+        return self.endpoints
+
+    def agent_alive(self) -> bool:
+        from pyngrok import process
+
+        return self._pyngrok_config is not None and process.is_process_running(self._pyngrok_config.ngrok_path)
+
+    def agent_pid(self) -> int | None:
+        from pyngrok import process
+
+        if self._pyngrok_config is None or not process.is_process_running(self._pyngrok_config.ngrok_path):
+            return None
+        return process.get_process(self._pyngrok_config).proc.pid
+
+    def reopen(self) -> tuple[TunnelEndpoints, bool]:
+        """After the agent died: start it again; return the endpoints and whether the URL changed."""
+        before = self.endpoints
+        self._stop_agent()
+        self._tunnel = None
+        endpoints = self.open()
+        return endpoints, before is None or before.public_url != endpoints.public_url
+
+    def close(self) -> None:
+        self._stop_agent()
+        self._tunnel = None
+        if self._private_dir is not None:
+            shutil.rmtree(self._private_dir, ignore_errors=True)
+            self._private_dir = None
+
+    def _stop_agent(self) -> None:
+        if self._pyngrok_config is None:
+            return
+        from pyngrok import ngrok
+
+        # kill() ends the agent process and waits for it; its tunnels go with it.
+        ngrok.kill(pyngrok_config=self._pyngrok_config)
+
+    # -- configuration ----------------------------------------------------------------------------------
+
+    def _build_pyngrok_config(self) -> PyngrokConfig:
+        if self._pyngrok_config is not None:
+            return self._pyngrok_config
+        from pyngrok.conf import PyngrokConfig
+
+        _quiet_pyngrok_logs()
+        settings = self.settings
+        ngrok_path = resolve_ngrok_path(settings.ngrok_path)
+        token = settings.authtoken or os.environ.get("NGROK_AUTHTOKEN") or None
+        user_config = Path(settings.ngrok_config) if settings.ngrok_config else default_ngrok_config_path()
+        if token:
+            config_path = str(self._write_private_config(token))
+            self._token = token
+            # The agent inherits our environment, and ngrok lets $NGROK_AUTHTOKEN override its config
+            # file, which would silently replace an explicit --authtoken.
+            os.environ.pop("NGROK_AUTHTOKEN", None)
+        elif _config_has_authtoken(user_config):
+            config_path = str(user_config)
+        else:
+            raise TunnelError(f"no ngrok authtoken found: {AUTHTOKEN_HELP}")
+        if not Path(ngrok_path).exists() and not os.access(Path(ngrok_path).parent, os.W_OK):
+            raise TunnelError(
+                f"no ngrok agent at {ngrok_path}; install ngrok and put it on PATH, "
+                "or set PYNGROK_NGROK_PATH=/path/to/ngrok"
+            )
+        config = PyngrokConfig(
+            ngrok_path=ngrok_path,
+            config_path=config_path,
+            region=settings.region,
+            startup_timeout=settings.startup_timeout,
+            # /api/tunnels takes host_header=rewrite; see the module docstring.
+            config_version="2",
+        )
+        # PyngrokConfig copies $NGROK_AUTHTOKEN into auth_token, which it would put on the command line.
+        config.auth_token = None
+        self._pyngrok_config = config
+        return config
+
+    def _write_private_config(self, token: str) -> Path:
+        """A config only this user can read, holding the token, removed on close."""
+        self._private_dir = self._private_dir or Path(tempfile.mkdtemp(prefix="appsdk-ngrok-"))
+        path = self._private_dir / "ngrok.yml"
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write('version: "2"\n')
+            handle.write(f"authtoken: {_yaml_quote(token)}\n")
+            if self.settings.region:
+                handle.write(f"region: {_yaml_quote(self.settings.region)}\n")
+        return path
+
+    @contextmanager
+    def _agent_stderr_captured(self) -> Iterator[None]:
+        """Send the agent's stderr to a private log instead of our terminal.
+
+        pyngrok pipes only the agent's stdout; a real agent also prints fatal errors (such as a refused
+        token) to stderr, which would break our one-line errors. The agent inherits file descriptor 2,
+        so point fd 2 at the log while pyngrok starts it, and keep our own stderr (and the spinner) on
+        a duplicate of the terminal meanwhile.
+        """
+        log_dir = self._private_dir or Path(tempfile.mkdtemp(prefix="appsdk-ngrok-"))
+        self._private_dir = log_dir
+        log_fd = os.open(log_dir / "agent-stderr.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        sys.stderr.flush()
+        saved_fd = os.dup(2)
+        saved_stream = sys.stderr
+        terminal = os.fdopen(os.dup(saved_fd), "w", buffering=1, encoding=getattr(saved_stream, "encoding", None))
+        os.dup2(log_fd, 2)
+        sys.stderr = terminal
+        try:
+            yield
+        finally:
+            terminal.flush()
+            sys.stderr = saved_stream
+            os.dup2(saved_fd, 2)
+            os.close(saved_fd)
+            os.close(log_fd)
+            terminal.close()
+
+    def _agent_stderr(self) -> str:
+        if self._private_dir is None:
+            return ""
+        try:
+            return (self._private_dir / "agent-stderr.log").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._token, "[authtoken]") if self._token else text
+
+
+def _quiet_pyngrok_logs() -> None:
+    """pyngrok logs every agent line at INFO; a root handler (MCPServer installs one) would print them."""
+    logger = logging.getLogger("pyngrok")
+    logger.propagate = False
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+
+
+def _yaml_quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def check_mcp(url: str, *, timeout: float = 10.0) -> str:
+    """Prove `url` answers an MCP initialize; return the server's name.
+
+    TLS is verified against the system trust store; OpenSSL's defaults honour SSL_CERT_FILE and
+    SSL_CERT_DIR, which is how a local certificate is trusted. Verification is never turned off.
+    """
+    import json
+    import ssl
+
+    import httpx
+
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "appsdk-tunnel-check", "version": "1"},
+        },
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        # ngrok's free tier answers browsers with a warning page; this header skips it.
+        "ngrok-skip-browser-warning": "1",
+    }
+    try:
+        response = httpx.post(url, json=request, headers=headers, timeout=timeout, verify=ssl.create_default_context())
+    except httpx.HTTPError as error:
+        raise TunnelError(f"{url} did not answer: {_first_line(error)}") from None
+    if response.status_code != 200:
+        raise TunnelError(f"{url} answered HTTP {response.status_code} to an MCP initialize, not 200")
+    body = response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in body.splitlines() if line.startswith("data:")]
+        body = data[0] if data else ""
+    try:
+        answer = json.loads(body)
+        return str(answer["result"]["serverInfo"]["name"])
+    except (ValueError, KeyError, TypeError):
+        raise TunnelError(f"{url} answered, but not with an MCP initialize result") from None
+
+
+def watch(
+    tunnel: Tunnel,
+    on_restart: Callable[[TunnelEndpoints, bool], None],
+    *,
+    interval: float = 0.5,
+    stop: threading.Event | None = None,
+) -> None:
+    """Keep the tunnel up until `stop` is set (or KeyboardInterrupt): restart a dead agent and report
+    each restart as on_restart(endpoints, url_changed)."""
+    stop = stop or threading.Event()
+    while not stop.wait(interval):
+        if not tunnel.agent_alive():
+            endpoints, changed = tunnel.reopen()
+            on_restart(endpoints, changed)

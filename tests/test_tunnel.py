@@ -1,0 +1,267 @@
+"""`appsdk tunnel` against the stand-in ngrok agent, which pyngrok drives like the real one and which
+really forwards HTTPS traffic (see tests/ngrok_standin/ngrok)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import RunningServer, pid_alive, stop
+from ngrok_standin import CERT_DIR_ENV, STANDIN_PATH
+
+TOKEN = "2secretTokenValue_abcdef123456"
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture
+def tunnel_env(tmp_path: Path) -> dict[str, str]:
+    """An environment where ngrok is the stand-in, trusted through SSL_CERT_FILE, with no real config."""
+    home = tmp_path / "home"
+    home.mkdir()
+    cert_dir = tmp_path / "certs"
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "PYNGROK_NGROK_PATH": STANDIN_PATH,
+        CERT_DIR_ENV: str(cert_dir),
+        "SSL_CERT_FILE": str(cert_dir / "ca.pem"),
+        "NGROK_AUTHTOKEN": TOKEN,
+        "NO_COLOR": "1",
+    }
+    env.pop("APPSDK_URL", None)
+    return env
+
+
+def start_tunnel(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", "tunnel", *args],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def read_json_line(process: subprocess.Popen, timeout: float = 30) -> dict:
+    deadline = time.monotonic() + timeout
+    line = process.stdout.readline()
+    if not line:
+        raise AssertionError(f"appsdk tunnel printed nothing: {process.stderr.read()}")
+    assert time.monotonic() < deadline
+    return json.loads(line)
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def all_command_lines() -> list[str]:
+    lines = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                lines.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+    return lines
+
+
+def tls_client(env: dict[str, str]) -> httpx.Client:
+    return httpx.Client(verify=ssl.create_default_context(cafile=env["SSL_CERT_FILE"]), timeout=10)
+
+
+def call_list_books(client: httpx.Client, mcp_url: str) -> dict:
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list-books", "arguments": {}}}
+    response = client.post(mcp_url, json=call, headers=ACCEPT)
+    assert response.status_code == 200, response.text
+    return response.json()["result"]
+
+
+@pytest.fixture
+def running_tunnel(app_server: RunningServer, tunnel_env: dict[str, str]) -> Iterator[tuple]:
+    process = start_tunnel(tunnel_env, "--port", str(app_server.port), "--json")
+    try:
+        first = read_json_line(process)
+        yield process, first
+    finally:
+        stop(process)
+
+
+def test_tunnel_forwards_mcp_over_verified_https(running_tunnel, app_server, tunnel_env):
+    _, opened = running_tunnel
+    assert set(opened) >= {"public_url", "mcp_url", "local_url"}
+    assert opened["public_url"].startswith("https://127.0.0.2:")
+    assert opened["mcp_url"] == opened["public_url"] + "/mcp"
+    assert opened["local_url"] == app_server.url
+    assert opened["verified"] is True, "the through-the-tunnel MCP initialize should have passed"
+
+    with tls_client(tunnel_env) as client:
+        result = call_list_books(client, opened["mcp_url"])
+    assert result["structuredContent"]["books"][0]["title"] == "Frankenstein"
+
+    # The server's DNS-rebinding check still refuses a foreign Host sent straight to it.
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    direct = httpx.post(app_server.url, json=ping, headers={**ACCEPT, "Host": "evil.example"})
+    assert direct.status_code == 421
+
+    # The token is on no process's command line (pyngrok's default would put it there).
+    assert not [line for line in all_command_lines() if TOKEN in line]
+
+
+def test_public_host_alone_would_be_refused(app_server, tunnel_env):
+    """Why the tunnel rewrites Host: the public host ngrok forwards is not one the server allows."""
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    response = httpx.post(app_server.url, json=ping, headers={**ACCEPT, "Host": "127.0.0.2:443"})
+    assert response.status_code == 421
+
+
+def test_human_output_and_ctrl_c_cleanup(app_server, tunnel_env):
+    process = start_tunnel(tunnel_env, "--port", str(app_server.port))
+    try:
+        lines = []
+        while not any(line.strip().startswith("https://") for line in lines):
+            line = process.stdout.readline()
+            assert line, process.stderr.read()
+            lines.append(line)
+        mcp_url = next(line.strip() for line in lines if line.strip().startswith("https://"))
+        assert mcp_url.endswith("/mcp")
+        agents = children(process.pid)
+        assert agents, "the ngrok agent should be a child of appsdk tunnel"
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    text = "".join(lines) + out + err
+    assert process.returncode == 0, err
+    assert "Developer mode" in text and "Refresh" in text
+    assert TOKEN not in text
+    assert "Traceback" not in err
+    for pid in agents:
+        assert not pid_alive(pid), f"ngrok agent {pid} survived Ctrl-C"
+
+
+def test_sigterm_stops_agent_and_removes_private_config(running_tunnel):
+    process, _ = running_tunnel
+    agents = children(process.pid)
+    assert len(agents) == 1
+    cmdline = Path(f"/proc/{agents[0]}/cmdline").read_bytes().split(b"\0")
+    config = Path(cmdline[cmdline.index(b"--config") + 1].decode())
+    assert config.is_file() and (config.stat().st_mode & 0o077) == 0, "token file must be private"
+    assert TOKEN in config.read_text()
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=20)
+    assert process.returncode == 0
+    assert not pid_alive(agents[0])
+    assert not config.exists(), "the private config holding the token must be removed"
+
+
+def test_agent_crash_is_restarted_and_reported(running_tunnel, tunnel_env):
+    process, opened = running_tunnel
+    (agent,) = children(process.pid)
+    os.kill(agent, signal.SIGKILL)
+    restarted = read_json_line(process)
+    assert restarted["restarted"] is True
+    assert restarted["url_changed"] is (restarted["public_url"] != opened["public_url"])
+    with tls_client(tunnel_env) as client:
+        result = call_list_books(client, restarted["mcp_url"])
+    assert len(result["structuredContent"]["books"]) == 3
+
+
+def test_domain_from_flag_and_project_config(app_server, tunnel_env, tmp_path):
+    """A reserved domain is requested from the agent; the stand-in reports it verbatim (it does not
+    resolve here, so the self-check fails and says so, and the tunnel stays up)."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[tool.appsdk.tunnel]\ndomain = "books.example.dev"\n')
+    for args, cwd, expected in [
+        (["--domain", "flag.example.dev"], None, "flag.example.dev"),
+        ([], project, "books.example.dev"),
+    ]:
+        process = start_tunnel(tunnel_env, "--port", str(app_server.port), "--json", *args, cwd=cwd)
+        try:
+            opened = read_json_line(process)
+        finally:
+            stop(process)
+        assert opened["public_url"] == f"https://{expected}"
+        assert opened["verified"] is False
+        assert "failed an MCP initialize" in process.stderr.read()
+
+
+def run_tunnel(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "appsdk_cli", "tunnel", *args], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, code: int, fragment: str) -> None:
+    assert result.returncode == code, result.stderr
+    assert fragment in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert TOKEN not in result.stdout + result.stderr
+
+
+def test_missing_token(app_server, tunnel_env):
+    env = {k: v for k, v in tunnel_env.items() if k != "NGROK_AUTHTOKEN"}
+    result = run_tunnel(env, "--port", str(app_server.port))
+    assert_one_line_error(result, 1, "dashboard.ngrok.com")
+    assert "NGROK_AUTHTOKEN" in result.stderr
+
+
+def test_rejected_token_is_not_printed(app_server, tunnel_env):
+    rejected = "reject-" + TOKEN
+    result = run_tunnel(tunnel_env, "--port", str(app_server.port), "--authtoken", rejected)
+    assert_one_line_error(result, 1, "refused the authtoken")
+    assert rejected not in result.stdout + result.stderr
+
+
+def test_token_from_ngrok_config_file(app_server, tunnel_env):
+    env = {k: v for k, v in tunnel_env.items() if k != "NGROK_AUTHTOKEN"}
+    config = Path(env["HOME"]) / ".config" / "ngrok" / "ngrok.yml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'version: "2"\nauthtoken: {TOKEN}\n')
+    process = start_tunnel(env, "--port", str(app_server.port), "--json")
+    try:
+        opened = read_json_line(process)
+        assert opened["verified"] is True
+        assert not [line for line in all_command_lines() if TOKEN in line]
+    finally:
+        stop(process)
+
+
+def test_missing_ngrok_binary_offline(app_server, tunnel_env, tmp_path):
+    env = {**tunnel_env, "PYNGROK_NGROK_PATH": str(tmp_path / "bin" / "ngrok")}
+    (tmp_path / "bin").mkdir()
+    result = run_tunnel(env, "--port", str(app_server.port))
+    assert_one_line_error(result, 1, "PYNGROK_NGROK_PATH")
+
+
+def test_local_server_not_running(tunnel_env):
+    from conftest import free_port
+
+    result = run_tunnel(tunnel_env, "--port", str(free_port()))
+    assert_one_line_error(result, 1, "nothing answers MCP")
+
+
+def test_port_and_url_together_is_usage_error(tunnel_env):
+    result = run_tunnel(tunnel_env, "--port", "8000", "--url", "http://127.0.0.1:8000/mcp")
+    assert_one_line_error(result, 2, "not both")
