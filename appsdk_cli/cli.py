@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from appsdk_cli import __version__
+from appsdk_cli.commands.apps import app_server, apps
 from appsdk_cli.commands.call import call, read, resources, tools
 from appsdk_cli.commands.new import new
 from appsdk_cli.commands.tunnel import tunnel
@@ -47,6 +48,8 @@ app.command()(tools)
 app.command()(resources)
 app.command()(read)
 app.command()(tunnel)
+app.add_typer(apps)
+app.command("app-server")(app_server)
 
 
 def main() -> None:
