@@ -5,7 +5,6 @@ The scenarios are the spec's (shared/specs/app-server.md, "Reference scenarios")
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 

@@ -9,7 +9,7 @@ says *why* something is off, because "how would a host judge my app" is the ques
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from appsdk_cli.appmeta import tool_meta
@@ -154,9 +154,6 @@ class Policy:
 
     user: PolicyLayer = field(default_factory=PolicyLayer)
     managed: PolicyLayer = field(default_factory=PolicyLayer)
-
-    def with_feature(self, on: bool) -> Policy:
-        return replace(self, user=replace(self.user, apps_feature=on))
 
 
 # --- decisions -----------------------------------------------------------------------------------------
