@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from appsdk_cli.appmeta import tool_meta
+from appsdk_cli.appmeta import ToolMeta, tool_meta
 
 DEFAULT_TABLE = "_default"
 
@@ -215,12 +215,12 @@ def _hint_gate(destructive: bool, open_world: bool, setting: Callable[[str], boo
     return None
 
 
-def tool_enabled(policy: Policy, app_id: str, tool: dict[str, Any]) -> Decision:
-    """Whether policy lets the model call `tool` (a tools/list entry, wire shape), and if not, why."""
+def tool_enabled(policy: Policy, app_id: str, tool: dict[str, Any] | ToolMeta) -> Decision:
+    """Whether policy lets the model call `tool` (a tools/list entry, or its ToolMeta), and if not, why."""
     app = app_enabled(policy, app_id)
     if not app.allowed:
         return app
-    meta = tool_meta(tool)
+    meta = tool if isinstance(tool, ToolMeta) else tool_meta(tool)
     # A hint the server left out counts as true: an undeclared tool may destroy and reach the world.
     destructive = meta.destructive is not False
     open_world = meta.open_world is not False
@@ -239,12 +239,12 @@ def tool_enabled(policy: Policy, app_id: str, tool: dict[str, Any]) -> Decision:
     return Decision.no(reason) if reason else Decision.yes()
 
 
-def model_visible(tool: dict[str, Any]) -> bool:
+def model_visible(tool: dict[str, Any] | ToolMeta) -> bool:
     """No ui.visibility, or one that lists "model"; Apps SDK `openai/visibility: private` hides it too."""
-    return tool_meta(tool).model_visible
+    return (tool if isinstance(tool, ToolMeta) else tool_meta(tool)).model_visible
 
 
-def app_callable(policy: Policy, app_id: str, tools: Iterable[dict[str, Any]]) -> bool:
+def app_callable(policy: Policy, app_id: str, tools: Iterable[dict[str, Any] | ToolMeta]) -> bool:
     """The feature is on, the app is enabled, and some model-visible tool is allowed."""
     if not feature_enabled(policy) or not app_enabled(policy, app_id).allowed:
         return False

