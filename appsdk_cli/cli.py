@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from appsdk_cli import __version__
+from appsdk_cli.commands.apps import app_server, apps
 from appsdk_cli.commands.call import call, read, resources, tools
 from appsdk_cli.commands.dev import dev
 from appsdk_cli.commands.new import new
@@ -43,12 +44,14 @@ def _root(
 
 
 app.command()(new)
-app.command()(tunnel)
+app.command()(dev)
 app.command()(call)
 app.command()(tools)
 app.command()(resources)
 app.command()(read)
-app.command()(dev)
+app.command()(tunnel)
+app.add_typer(apps)
+app.command("app-server")(app_server)
 
 
 def main() -> None:

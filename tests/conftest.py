@@ -145,3 +145,73 @@ def serve_fixture(script: str, *args: str, env: dict[str, str] | None = None) ->
         stop(process)
         raise AssertionError(process.stderr.read().decode()) from None
     return RunningServer(process, port)
+
+
+# --- the apps registry and `appsdk app-server` ---------------------------------------------------------
+
+
+@dataclass
+class Fleet:
+    """tests/fixtures/apps_fleet.py: small MCP apps in one process, one per path."""
+
+    process: subprocess.Popen
+    port: int
+
+    def url(self, app: str) -> str:
+        return f"http://127.0.0.1:{self.port}/{app}/mcp"
+
+
+@pytest.fixture(scope="session")
+def fleet() -> Iterator[Fleet]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(FIXTURES / "apps_fleet.py"), str(port), "--slow-seconds", "30"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port, process)
+    except AssertionError:
+        stop(process)
+        raise AssertionError(process.stderr.read().decode()) from None
+    yield Fleet(process, port)
+    stop(process)
+
+
+def dead_url() -> str:
+    """A loopback URL where nothing listens (connection refused)."""
+    return f"http://127.0.0.1:{free_port()}/mcp"
+
+
+@dataclass
+class AppsHome:
+    """An APPSDK_HOME and a working folder outside any project, for one test."""
+
+    home: Path
+    cwd: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"APPSDK_HOME": str(self.home)}
+
+    def register(self, apps: dict[str, str], **names: str) -> None:
+        """Write apps.toml by hand (the tests of `apps add` check appsdk's own writer)."""
+        lines = []
+        for app_id, url in apps.items():
+            lines += [f"[apps.{app_id}]", f'url = "{url}"', f'name = "{names.get(app_id, app_id.title())}"', ""]
+        (self.home / "apps.toml").write_text("\n".join(lines), encoding="utf-8")
+
+    def config(self, text: str, name: str = "config.toml") -> None:
+        (self.home / name).write_text(text, encoding="utf-8")
+
+    def run(self, *args: str, timeout: float = 60):
+        return appsdk(*args, cwd=self.cwd, env=self.env, timeout=timeout)
+
+
+@pytest.fixture
+def apps_home(tmp_path: Path) -> AppsHome:
+    home = tmp_path / "home"
+    cwd = tmp_path / "work"
+    home.mkdir()
+    cwd.mkdir()
+    return AppsHome(home, cwd)

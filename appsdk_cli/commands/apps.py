@@ -1,0 +1,139 @@
+"""`appsdk apps ...` (the local apps registry) and `appsdk app-server` (its Codex app-server methods).
+
+Both drive the same `AppsService`, so a command shows exactly what the server would answer. Nothing
+heavy is imported until a command runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from appsdk_cli.apps.service import AppsService
+
+apps = typer.Typer(
+    name="apps",
+    help="Register apps locally and see how a host judges them: enabled, callable, which tools and why.",
+    no_args_is_help=True,
+)
+
+AppId = Annotated[str, typer.Argument(help="The app id: letters, digits, '-' and '_'.", show_default=False)]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the app-server method's result (camelCase JSON).")]
+Timeout = Annotated[
+    float, typer.Option("--timeout", help="Seconds each app's server gets to answer tools/list.", min=0.1)
+]
+Workspace = Annotated[
+    bool,
+    typer.Option("--workspace", help="Use this project's .appsdk/apps.toml instead of the one in APPSDK_HOME."),
+]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")]
+
+
+def _service(timeout: float = 10.0) -> AppsService:
+    from appsdk_cli.apps.registry import Paths
+    from appsdk_cli.apps.service import AppsService
+
+    return AppsService(Paths.discover(), timeout=timeout)
+
+
+@apps.command("add")
+def add(
+    app_id: AppId,
+    url: Annotated[str, typer.Option("--url", help="The app's MCP endpoint, e.g. http://127.0.0.1:8000/mcp.")],
+    name: Annotated[str | None, typer.Option("--name", help="The display name (default: the id).")] = None,
+    description: Annotated[str | None, typer.Option("--description", help="A one-line description.")] = None,
+    icon_url: Annotated[str | None, typer.Option("--icon-url", help="The app's icon (logoUrl).")] = None,
+    icon_url_dark: Annotated[
+        str | None, typer.Option("--icon-url-dark", help="The icon for dark themes (logoUrlDark).")
+    ] = None,
+    workspace: Workspace = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the stored entry as JSON.")] = False,
+) -> None:
+    """Register an app (or update the one with this id) in apps.toml."""
+    from appsdk_cli import render
+    from appsdk_cli.apps.registry import Paths, RegisteredApp, add_app
+
+    entry = RegisteredApp(app_id, url, name or app_id, description, icon_url, icon_url_dark)
+    render.app_added(add_app(Paths.discover(), entry, workspace=workspace), as_json=as_json)
+
+
+@apps.command("remove")
+def remove(
+    app_id: AppId,
+    workspace: Workspace = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print what was removed as JSON.")] = False,
+) -> None:
+    """Unregister an app. An id that is not registered is a usage error (exit 2)."""
+    from appsdk_cli import render
+    from appsdk_cli.apps.registry import Paths, remove_app
+
+    render.app_removed(remove_app(Paths.discover(), app_id, workspace=workspace), as_json=as_json)
+
+
+@apps.command("list")
+def list_apps(as_json: AsJson = False, timeout: Timeout = 10.0, verbose: Verbose = False) -> None:
+    """Every registered app as app/list sees it: accessible (its server lists tools) and enabled."""
+    from appsdk_cli import render
+
+    render.apps_list(_service(timeout).list(), as_json=as_json)
+
+
+@apps.command("installed")
+def installed(
+    refresh: Annotated[bool, typer.Option("--refresh", help="List every app's server first (forceRefresh).")] = False,
+    as_json: AsJson = False,
+    timeout: Timeout = 10.0,
+    verbose: Verbose = False,
+) -> None:
+    """The runtime snapshot as app/installed sees it: runtime name, enabled, callable.
+
+    The snapshot is taken on first use and by --refresh, and kept under APPSDK_HOME/snapshots/.
+    """
+    from appsdk_cli import render
+
+    render.apps_installed(_service(timeout).installed(force_refresh=refresh), as_json=as_json)
+
+
+@apps.command("read")
+def read(
+    app_ids: Annotated[list[str], typer.Argument(help="Up to 100 app ids.", show_default=False)],
+    tools: Annotated[bool, typer.Option("--tools", help="Include tool summaries (includeTools).")] = False,
+    as_json: AsJson = False,
+    timeout: Timeout = 10.0,
+    verbose: Verbose = False,
+) -> None:
+    """Apps' metadata as app/read sees it; with --tools, each tool's policy verdict and why.
+
+    Exit 2 if an id is not registered, 1 if a registered app is missing (its server failed, or the
+    apps feature is off); the apps that were found are printed either way.
+    """
+    from appsdk_cli import render
+    from appsdk_cli.errors import AppsdkError, UsageError
+
+    result = _service(timeout).read(list(app_ids), include_tools=tools)
+    render.apps_read(result, as_json=as_json)
+    if result.unregistered:
+        raise UsageError(f"not registered: {', '.join(result.unregistered)} (see `appsdk apps list`)")
+    if not result.feature_enabled:
+        raise AppsdkError("the apps feature is off ([features] apps = false), so every app is missing")
+    if result.failures:
+        raise AppsdkError("; ".join(f"cannot list the tools of {failure}" for failure in result.failures))
+
+
+def app_server(
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds each app's server gets to answer tools/list.", min=0.1)
+    ] = 10.0,
+) -> None:
+    """Serve the Codex app-server methods (initialize, app/installed, app/list, app/read) on stdio, as JSONL.
+
+    Logs go to stderr; stdout carries only protocol messages. Ends when stdin closes.
+    """
+    import sys
+
+    from appsdk_cli import render
+    from appsdk_cli.apps.server import AppServer
+
+    AppServer(_service(timeout), stdin=sys.stdin.buffer, stdout=sys.stdout.buffer, log=render.server_log).serve()
