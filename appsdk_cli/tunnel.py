@@ -64,6 +64,13 @@ class TunnelSettings:
     startup_timeout: int = 15
 
 
+def configured_domain(config: dict) -> str | None:
+    """`[tool.appsdk.tunnel] domain` from a project's config table, if set."""
+    table = config.get("tunnel", {})
+    domain = table.get("domain") if isinstance(table, dict) else None
+    return domain if isinstance(domain, str) and domain else None
+
+
 def default_ngrok_config_path() -> Path:
     from pyngrok import conf
 

@@ -266,3 +266,83 @@ def test_local_server_not_running(tunnel_env):
 def test_port_and_url_together_is_usage_error(tunnel_env):
     result = run_tunnel(tunnel_env, "--port", "8000", "--url", "http://127.0.0.1:8000/mcp")
     assert_one_line_error(result, 2, "not both")
+
+
+# -- appsdk dev --tunnel --------------------------------------------------------------------------------
+
+
+def tunnel_title(env: dict[str, str], mcp_url: str) -> str | None:
+    try:
+        with tls_client(env) as client:
+            return call_list_books(client, mcp_url)["structuredContent"]["books"][0]["title"]
+    except (httpx.HTTPError, AssertionError, KeyError):
+        return None
+
+
+def test_dev_tunnel_keeps_its_url_across_reloads(tmp_path, tunnel_env, monkeypatch):
+    from test_dev import edit, start_dev, wait_until
+
+    from appsdk_cli.scaffold import scaffold
+
+    for key, value in tunnel_env.items():
+        monkeypatch.setenv(key, value)
+    project = scaffold("book-club", tmp_path).path
+    dev = start_dev(project, "--tunnel")
+    try:
+        mcp_url = wait_until(
+            lambda: next((ln.strip() for ln in dev.out().splitlines() if ln.startswith("https://")), None),
+            message="the tunnel's URL in appsdk dev's output",
+        )
+        assert mcp_url.startswith("https://127.0.0.2:") and mcp_url.endswith("/mcp")
+        state = json.loads((project / ".appsdk" / "dev.json").read_text())
+        assert state["public_url"] + "/mcp" == mcp_url
+        assert tunnel_title(tunnel_env, mcp_url) == "Frankenstein"
+
+        edit(project / "server.py", '"Frankenstein"', '"Dracula"')
+        wait_until(lambda: tunnel_title(tunnel_env, mcp_url) == "Dracula", message="the edit, through the tunnel")
+        edit(project / "server.py", '"Dracula"', '"Carmilla"')
+        wait_until(lambda: tunnel_title(tunnel_env, mcp_url) == "Carmilla", message="a second edit, same URL")
+        assert json.loads((project / ".appsdk" / "dev.json").read_text())["public_url"] == state["public_url"]
+
+        agents = [pid for pid in children(dev.process.pid) if "ngrok" in Path(f"/proc/{pid}/cmdline").read_text()]
+        assert len(agents) == 1
+        workers = dev.worker_pids() - set(agents)
+        assert not [line for line in all_command_lines() if TOKEN in line]
+    finally:
+        dev.process.send_signal(signal.SIGINT)
+        dev.process.wait(timeout=30)
+    assert dev.process.returncode == 0, dev.err()
+    for pid in [*agents, *workers]:
+        assert not pid_alive(pid), f"process {pid} survived Ctrl-C"
+    assert not (project / ".appsdk" / "dev.json").exists()
+    assert TOKEN not in dev.out() + dev.err()
+
+
+def test_dev_tunnel_without_token_fails_cleanly(tmp_path, tunnel_env):
+    from conftest import free_port
+
+    from appsdk_cli.scaffold import scaffold
+
+    env = {k: v for k, v in tunnel_env.items() if k != "NGROK_AUTHTOKEN"}
+    project = scaffold("book-club", tmp_path).path
+    result = subprocess.run(
+        [sys.executable, "-m", "appsdk_cli", "dev", str(project), "--port", str(free_port()), "--tunnel"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "dashboard.ngrok.com" in result.stderr and "Traceback" not in result.stderr
+    assert not [line for line in all_command_lines() if str(project) in line], "a worker outlived appsdk dev"
+    assert not (project / ".appsdk" / "dev.json").exists()
+
+
+def test_dev_domain_without_tunnel_is_usage_error(tmp_path):
+    from conftest import appsdk
+
+    from appsdk_cli.scaffold import scaffold
+
+    project = scaffold("book-club", tmp_path).path
+    result = appsdk("dev", str(project), "--domain", "x.example.dev")
+    assert result.returncode == 2 and "--tunnel" in result.stderr

@@ -1,11 +1,18 @@
 from __future__ import annotations
 
+import threading
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from appsdk_cli.devserver.events import Transport
+from appsdk_cli.errors import UsageError
+
+if TYPE_CHECKING:
+    from appsdk_cli.devserver.supervisor import Supervisor
+    from appsdk_cli.tunnel import Tunnel, TunnelEndpoints, TunnelSettings
 
 
 def dev(
@@ -29,6 +36,19 @@ def dev(
         Transport,
         typer.Option("--transport", help="streamable-http at /mcp, or the older sse at /sse.", case_sensitive=False),
     ] = Transport.STREAMABLE_HTTP,
+    tunnel: Annotated[
+        bool, typer.Option("--tunnel", help="Also open an ngrok HTTPS tunnel; its URL stays the same across reloads.")
+    ] = False,
+    domain: Annotated[
+        str | None,
+        typer.Option("--domain", help="With --tunnel: a reserved ngrok domain (default: [tool.appsdk.tunnel] domain)."),
+    ] = None,
+    authtoken: Annotated[
+        str | None,
+        typer.Option(
+            "--authtoken", help="With --tunnel: the ngrok authtoken (default: $NGROK_AUTHTOKEN, ngrok's config)."
+        ),
+    ] = None,
 ) -> None:
     """Serve the app at http://HOST:PORT/mcp and reload it on every save."""
     from appsdk_cli import render
@@ -45,9 +65,81 @@ def dev(
             "DNS-rebinding protection stays on, so add the names they use with --allow-host"
         )
 
+    if (domain or authtoken) and not tunnel:
+        raise UsageError("--domain and --authtoken go with --tunnel")
+
     from appsdk_cli.devserver.supervisor import DevConfig, Supervisor
 
     config = DevConfig(
         project=project, host=host, port=port, reload=not no_reload, allowed_hosts=extra, transport=transport
     )
-    Supervisor(config, observer=render.dev_event).run()
+    if not tunnel:
+        Supervisor(config, observer=render.dev_event).run()
+        return
+
+    from appsdk_cli.project import read_config
+    from appsdk_cli.tunnel import TunnelSettings, configured_domain
+
+    attachment = _TunnelAttachment(
+        TunnelSettings(
+            local_url="",  # known once the socket is bound
+            authtoken=authtoken,
+            domain=domain or configured_domain(read_config(project)),
+        )
+    )
+    try:
+        Supervisor(config, observer=render.dev_event, on_bound=attachment).run()
+    finally:
+        attachment.close()
+
+
+class _TunnelAttachment:
+    """Opens the tunnel once the first worker serves, and keeps it for the whole session.
+
+    The tunnel lives in the supervisor, not in a worker, so reloads never touch it and the public URL
+    stays the same. The agent is started on the supervisor's own thread (no worker is forked while
+    the agent's stderr is being redirected); a thread then watches it and restarts it if it dies.
+    """
+
+    def __init__(self, settings: TunnelSettings) -> None:
+        self.settings = settings
+        self.tunnel: Tunnel | None = None
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+
+    def __call__(self, supervisor: Supervisor) -> None:
+        from appsdk_cli import render
+        from appsdk_cli.tunnel import Tunnel, check_mcp
+
+        self.tunnel = Tunnel(replace(self.settings, local_url=supervisor.url))
+        with render.spinner("Starting the ngrok agent"):
+            endpoints = self.tunnel.open()
+        supervisor.record_public_url(endpoints.public_url)
+        verified = render.tunnel_check(lambda: check_mcp(endpoints.mcp_url), endpoints)
+        render.tunnel_opened(endpoints, verified=verified, as_json=False)
+        self._watcher = threading.Thread(target=self._watch, args=(supervisor,), name="tunnel-watch", daemon=True)
+        self._watcher.start()
+
+    def _watch(self, supervisor: Supervisor) -> None:
+        from appsdk_cli import render
+        from appsdk_cli.errors import AppsdkError
+        from appsdk_cli.tunnel import watch
+
+        def restarted(endpoints: TunnelEndpoints, changed: bool) -> None:
+            supervisor.record_public_url(endpoints.public_url)
+            render.tunnel_restarted(endpoints, changed, as_json=False)
+
+        assert self.tunnel is not None
+        try:
+            watch(self.tunnel, restarted, stop=self._stop)
+        except AppsdkError as problem:
+            # The agent died and could not come back: say so, and keep serving locally.
+            render.error(problem)
+            supervisor.record_public_url(None)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=10)
+        if self.tunnel is not None:
+            self.tunnel.close()

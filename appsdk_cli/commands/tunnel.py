@@ -27,14 +27,14 @@ def tunnel(
     from appsdk_cli import render
     from appsdk_cli.errors import UsageError
     from appsdk_cli.project import read_config, resolve_server_url
-    from appsdk_cli.tunnel import Tunnel, TunnelError, TunnelSettings, check_mcp, watch
+    from appsdk_cli.tunnel import Tunnel, TunnelError, TunnelSettings, check_mcp, configured_domain, watch
 
     if port is not None and url is not None:
         raise UsageError("give --port or --url, not both")
     if port is not None and not 0 < port < 65536:
         raise UsageError(f"--port {port} is not a TCP port (1-65535)")
     local_url = f"http://127.0.0.1:{port}/mcp" if port is not None else resolve_server_url(url).url
-    domain = domain or _configured_domain(read_config(Path.cwd()))
+    domain = domain or configured_domain(read_config(Path.cwd()))
 
     try:
         check_mcp(local_url, timeout=5)
@@ -53,9 +53,3 @@ def tunnel(
             render.tunnel_opened(endpoints, verified=verified, as_json=as_json)
             watch(opened, lambda new, changed: render.tunnel_restarted(new, changed, as_json=as_json))
     render.tunnel_closed(as_json=as_json)
-
-
-def _configured_domain(config: dict) -> str | None:
-    table = config.get("tunnel", {})
-    domain = table.get("domain") if isinstance(table, dict) else None
-    return domain if isinstance(domain, str) and domain else None
