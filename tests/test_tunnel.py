@@ -86,6 +86,18 @@ def all_command_lines() -> list[str]:
     return lines
 
 
+def tree_command_lines(root: int) -> list[str]:
+    """Command lines of `root` and all its descendants: what `ps` shows for the process under test
+    (other suites may run beside this one, so the whole machine is not ours to judge)."""
+    lines, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        with contextlib.suppress(OSError):
+            lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        todo += children(pid)
+    return lines
+
+
 def tls_client(env: dict[str, str]) -> httpx.Client:
     return httpx.Client(verify=ssl.create_default_context(cafile=env["SSL_CERT_FILE"]), timeout=10)
 
@@ -124,8 +136,11 @@ def test_tunnel_forwards_mcp_over_verified_https(running_tunnel, app_server, tun
     direct = httpx.post(app_server.url, json=ping, headers={**ACCEPT, "Host": "evil.example"})
     assert direct.status_code == 421
 
-    # The token is on no process's command line (pyngrok's default would put it there).
-    assert not [line for line in all_command_lines() if TOKEN in line]
+    # The token is on no command line of appsdk or its agent (pyngrok's default would put it there).
+    process, _ = running_tunnel
+    lines = tree_command_lines(process.pid)
+    assert any("ngrok" in line for line in lines)
+    assert not [line for line in lines if TOKEN in line]
 
 
 def test_public_host_alone_would_be_refused(app_server, tunnel_env):
@@ -244,7 +259,7 @@ def test_token_from_ngrok_config_file(app_server, tunnel_env):
     try:
         opened = read_json_line(process)
         assert opened["verified"] is True
-        assert not [line for line in all_command_lines() if TOKEN in line]
+        assert not [line for line in tree_command_lines(process.pid) if TOKEN in line]
     finally:
         stop(process)
 
@@ -307,7 +322,7 @@ def test_dev_tunnel_keeps_its_url_across_reloads(tmp_path, tunnel_env, monkeypat
         agents = [pid for pid in children(dev.process.pid) if "ngrok" in Path(f"/proc/{pid}/cmdline").read_text()]
         assert len(agents) == 1
         workers = dev.worker_pids() - set(agents)
-        assert not [line for line in all_command_lines() if TOKEN in line]
+        assert not [line for line in tree_command_lines(dev.process.pid) if TOKEN in line]
     finally:
         dev.process.send_signal(signal.SIGINT)
         dev.process.wait(timeout=30)
