@@ -13,6 +13,7 @@ import typer
 from appsdk_cli import __version__
 from appsdk_cli.commands.call import call, read, resources, tools
 from appsdk_cli.commands.new import new
+from appsdk_cli.commands.preview import preview
 from appsdk_cli.commands.tunnel import tunnel
 
 app = typer.Typer(
@@ -47,6 +48,7 @@ app.command()(tools)
 app.command()(resources)
 app.command()(read)
 app.command()(tunnel)
+app.command()(preview)
 
 
 def main() -> None:
