@@ -7,6 +7,7 @@ processes (the scaffolded book-club app and tests/fixtures/preview_app).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -305,3 +306,32 @@ def test_screenshot_without_chromium_says_how_to_install_it(app_server, tmp_path
     assert len(lines) == 1 and "apt-get install chromium" in lines[0], process.stderr
     assert "Traceback" not in process.stderr and not out.exists()
     assert not marked_pids(f"APPSDK_TEST_MARK={marker}")
+
+
+def test_sigterm_during_a_screenshot_stops_the_browser_too(app_server, tmp_path: Path):
+    marker = uuid.uuid4().hex
+    needle = f"APPSDK_TEST_MARK={marker}"
+    args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(tmp_path / "never.png")]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", *args],
+        env={**os.environ, "APPSDK_TEST_MARK": marker},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: dict[int, str] = {}
+    deadline = time.monotonic() + 30
+    while not any("chrom" in c for c in seen.values()) and time.monotonic() < deadline:
+        for pid in marked_pids(needle) - seen.keys():
+            seen[pid] = command_of(pid)
+        time.sleep(0.01)
+    assert any("chrom" in c for c in seen.values()), "Chromium never started"
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=20)
+    assert process.returncode in (1, 130), (process.returncode, stderr)
+    assert "Traceback" not in stderr, stderr
+    deadline = time.monotonic() + 5  # the browser's own children may take a moment to go with it
+    while marked_pids(needle) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in seen if pid_alive(pid)], seen
+    assert not marked_pids(needle)

@@ -89,14 +89,19 @@ class PreviewServer:
         widget = _Server(("127.0.0.1", 0), _WidgetHandler, self)
         self._servers = [host, widget]
         for server in self._servers:
-            thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+            thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
             thread.start()
             self._threads.append(thread)
         return self
 
     def close(self) -> None:
+        # Both loops are told to stop before waiting on either, so closing costs one poll interval, not two.
+        stoppers = [threading.Thread(target=server.shutdown) for server in self._servers]
+        for stopper in stoppers:
+            stopper.start()
+        for stopper in stoppers:
+            stopper.join(timeout=5)
         for server in self._servers:
-            server.shutdown()
             server.server_close()
         for thread in self._threads:
             thread.join(timeout=5)

@@ -345,7 +345,7 @@ function watchSettled() {
     const loaded = timing.loadedAt !== null;
     const waitingForBridge = !state.openai && !bridge.initializeSeen && loaded && now - timing.loadedAt < 400;
     const bridgePending = bridge.initializeSeen && !bridge.resultSent;
-    const quiet = now - timing.changedAt > 150;
+    const quiet = now - timing.changedAt > 100;
     if ((loaded && quiet && !waitingForBridge && !bridgePending) || (loaded && now - timing.loadedAt > 3000)) {
       requestAnimationFrame(() => requestAnimationFrame(() => (preview.settled = true)));
       return;
