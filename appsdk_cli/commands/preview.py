@@ -75,11 +75,10 @@ def preview(
     target = remote.resolve_target(url, None, timeout=timeout)
     chromium = None
     if screenshot is not None:
-        from appsdk_cli.preview.screenshot import check_playwright, find_chromium
+        from appsdk_cli.preview.screenshot import screenshot_requirements
 
         # Before the tool is called: a missing browser should not cost a round trip to find out.
-        chromium = find_chromium()
-        check_playwright()
+        chromium = screenshot_requirements()
     options = PreviewOptions(theme=theme.value, display_mode=display_mode.value, locale=locale, bridge_only=bridge_only)
     session = prepare(target, tool, list(arguments or []), args, locale=locale)
     for warning in session.warnings:

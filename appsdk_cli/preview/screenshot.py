@@ -76,6 +76,23 @@ def check_playwright() -> None:
         raise AppsdkError(PLAYWRIGHT_HINT)
 
 
+def screenshot_requirements(environ: dict[str, str] | None = None) -> str:
+    """The Chromium to use, once both it and Playwright are there; else one line naming all that is missing."""
+    try:
+        chromium = find_chromium(environ)
+    except AppsdkError as missing_browser:
+        try:
+            check_playwright()
+        except AppsdkError:
+            raise AppsdkError(
+                "--screenshot needs Chromium and Playwright: apt-get install chromium;"
+                " pip install 'appsdk-cli[preview]'"
+            ) from None
+        raise missing_browser from None
+    check_playwright()
+    return chromium
+
+
 @dataclass(frozen=True)
 class Screenshot:
     path: Path
