@@ -192,6 +192,16 @@ def test_undeclared_origin_is_blocked_by_the_csp_and_reported(page, counter_app)
         preview.close()
 
 
+@pytest.mark.parametrize("api", ["1", "0"])
+def test_a_widget_that_never_reports_its_height_is_sized_to_its_content(page, counter_app, api):
+    preview = serve(counter_app, "show-tall")
+    try:
+        open_page(page, preview, openai=api)
+        assert page.locator("#widget").bounding_box()["height"] == 420
+    finally:
+        preview.close()
+
+
 def test_console_errors_and_host_calls_appear_in_the_log(page, counter_app):
     preview = serve(counter_app, "show-counter")
     try:

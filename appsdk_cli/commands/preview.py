@@ -5,11 +5,14 @@ from __future__ import annotations
 import contextlib
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from appsdk_cli.commands.call import Timeout, Url, Verbose
+
+if TYPE_CHECKING:
+    from appsdk_cli.preview import PreviewServer, PreviewSession
 
 
 class Theme(StrEnum):
@@ -94,16 +97,23 @@ def preview(
         return
 
     with render.stopping_on_sigterm(), PreviewServer(session, options, port=port, on_log=render.preview_log) as server:
+        _serve_until_stopped(server, session, open_browser=not no_open)
+    render.preview_stopped()
+
+
+def _serve_until_stopped(server: PreviewServer, session: PreviewSession, *, open_browser: bool) -> None:
+    from appsdk_cli import render
+
+    # Ctrl-C or SIGTERM may land anywhere from the first printed line on: all of it is a normal stop.
+    with contextlib.suppress(KeyboardInterrupt):
         page = server.page_url()
         render.preview_serving(session, page, server.widget_origin)
-        if not no_open:
+        if open_browser:
             import webbrowser
 
             if not webbrowser.open(page):
                 render.warning(f"could not open a browser; open {page} yourself")
-        with contextlib.suppress(KeyboardInterrupt):
-            _wait_forever()
-    render.preview_stopped()
+        _wait_forever()
 
 
 def _wait_forever() -> None:

@@ -41,6 +41,12 @@
     });
   });
 
+  // ChatGPT sizes an inline widget to its content even when the widget never reports a height; the host
+  // cannot measure a cross-origin frame, so the bootstrap measures from inside and the host uses it
+  // until the widget reports a height of its own.
+  const measure = () => post({ type: "autosize", height: document.documentElement.getBoundingClientRect().height });
+  new ResizeObserver(measure).observe(document.documentElement);
+
   if (!config.openai) return;
 
   // ---- window.openai ------------------------------------------------------------------------------

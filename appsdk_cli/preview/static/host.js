@@ -75,8 +75,11 @@ function applyHeight() {
   frame.style.height = `${Math.min(Math.max(wanted, 40), maxHeight())}px`;
 }
 
-function setHeight(height) {
+function setHeight(height, measured) {
   if (typeof height !== "number" || !isFinite(height)) return;
+  // A height the widget reports itself wins over the bootstrap's measurement from then on.
+  if (measured && state.widgetReportsHeight) return;
+  if (!measured) state.widgetReportsHeight = true;
   state.reportedHeight = Math.ceil(height);
   timing.changedAt = performance.now();
   applyHeight();
@@ -195,6 +198,8 @@ async function onOpenai(message) {
   } else if (message.type === "csp") {
     const where = message.source ? ` (${message.source}:${message.line})` : "";
     addLog("csp", "error", `CSP blocked ${message.blocked || "an inline resource"} by ${message.directive}${where}`);
+  } else if (message.type === "autosize") {
+    setHeight(message.height, true);
   } else if (message.type === "notify" && message.method === "notifyIntrinsicHeight") {
     setHeight(message.params.height);
   } else if (message.type === "request") {
@@ -314,6 +319,7 @@ function loadWidget() {
   preview.settled = false;
   preview.bridge.initialized = false;
   state.reportedHeight = null;
+  state.widgetReportsHeight = false;
   const old = $("widget");
   frame = document.createElement("iframe");
   frame.id = "widget";
