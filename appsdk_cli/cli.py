@@ -15,6 +15,7 @@ from appsdk_cli.commands.apps import app_server, apps
 from appsdk_cli.commands.call import call, read, resources, tools
 from appsdk_cli.commands.dev import dev
 from appsdk_cli.commands.new import new
+from appsdk_cli.commands.preview import preview
 from appsdk_cli.commands.tunnel import tunnel
 
 app = typer.Typer(
@@ -49,6 +50,7 @@ app.command()(call)
 app.command()(tools)
 app.command()(resources)
 app.command()(read)
+app.command()(preview)
 app.command()(tunnel)
 app.add_typer(apps)
 app.command("app-server")(app_server)

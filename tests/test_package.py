@@ -16,7 +16,8 @@ def test_help_lists_commands_without_importing_heavy_packages():
         "import sys, runpy; sys.argv = ['appsdk', '--help'];\n"
         "try:\n    runpy.run_module('appsdk_cli', run_name='__main__')\n"
         "except SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in ('mcp', 'mcp_types', 'uvicorn', 'pyngrok', 'httpx', 'starlette', 'watchfiles')"
+        "heavy = sorted(m for m in ('mcp', 'mcp_types', 'uvicorn', 'pyngrok', 'httpx', 'starlette', 'watchfiles',"
+        " 'playwright', 'greenlet')"
         " if m in sys.modules)\n"
         "print('HEAVY=' + ','.join(heavy))\n"
     )
@@ -45,6 +46,9 @@ def test_wheel_carries_the_scaffolds(tmp_path: Path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "appsdk_cli/scaffolds/book-club/server.py" in names
     assert "appsdk_cli/scaffolds/book-club/widgets/book-list.html" in names
+    # The preview's host page and widget bootstrap are package data: `appsdk preview` needs them installed.
+    for static in ("host.html", "host.js", "host.css", "bootstrap.js"):
+        assert f"appsdk_cli/preview/static/{static}" in names
     assert not [n for n in names if n.startswith("tests/") or "__pycache__" in n]
 
     target = tmp_path / "site"

@@ -1,0 +1,125 @@
+"""`appsdk preview`: call a tool and show its widget in a local ChatGPT-like host, or screenshot it."""
+
+from __future__ import annotations
+
+import contextlib
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from appsdk_cli.commands.call import Timeout, Url, Verbose
+
+if TYPE_CHECKING:
+    from appsdk_cli.preview import PreviewServer, PreviewSession
+
+
+class Theme(StrEnum):
+    light = "light"
+    dark = "dark"
+
+
+class DisplayMode(StrEnum):
+    inline = "inline"
+    pip = "pip"
+    fullscreen = "fullscreen"
+
+
+def preview(
+    tool: Annotated[str, typer.Argument(help="The tool's name, as `appsdk tools` lists it.", show_default=False)],
+    arguments: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Arguments as KEY=VALUE, converted by the tool's inputSchema, exactly as `appsdk call` does.",
+            show_default=False,
+            metavar="[KEY=VALUE]...",
+        ),
+    ] = None,
+    args: Annotated[
+        str | None, typer.Option("--args", help="Arguments as one JSON object; KEY=VALUE words override its keys.")
+    ] = None,
+    url: Url = None,
+    theme: Annotated[Theme, typer.Option("--theme", help="The host theme the widget starts with.")] = Theme.light,
+    display_mode: Annotated[
+        DisplayMode, typer.Option("--display-mode", help="How the host shows the widget at first.")
+    ] = DisplayMode.inline,
+    locale: Annotated[
+        str, typer.Option("--locale", help="window.openai.locale, and openai/locale in the tool call's _meta.")
+    ] = "en-US",
+    screenshot: Annotated[
+        Path | None,
+        typer.Option(
+            "--screenshot",
+            help="Render headless in Chromium, write the widget's frame to this PNG and exit (no window opens).",
+            dir_okay=False,
+            show_default=False,
+        ),
+    ] = None,
+    no_open: Annotated[bool, typer.Option("--no-open", help="Serve the page without opening a browser.")] = False,
+    port: Annotated[
+        int, typer.Option("--port", help="Port of the host page on 127.0.0.1 (0: any free port).", min=0, max=65535)
+    ] = 0,
+    bridge_only: Annotated[
+        bool,
+        typer.Option("--bridge-only", help="Withhold window.openai, so the widget must use the MCP Apps bridge."),
+    ] = False,
+    timeout: Timeout = 30.0,
+    verbose: Verbose = False,
+) -> None:
+    """Call a tool and render its widget in a local host page: window.openai, the MCP Apps bridge, the
+    resource's CSP, and a log of what the widget does. Ctrl-C stops it.
+
+    Exit codes: 0 ok; 1 the server, the widget or the browser failed; 2 the command line is wrong.
+    """
+    from appsdk_cli import remote, render
+    from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
+
+    target = remote.resolve_target(url, None, timeout=timeout)
+    chromium = None
+    if screenshot is not None:
+        from appsdk_cli.preview.screenshot import screenshot_requirements
+
+        # Before the tool is called: a missing browser should not cost a round trip to find out.
+        chromium = screenshot_requirements()
+    options = PreviewOptions(theme=theme.value, display_mode=display_mode.value, locale=locale, bridge_only=bridge_only)
+    session = prepare(target, tool, list(arguments or []), args, locale=locale)
+    for warning in session.warnings:
+        render.warning(warning)
+
+    if screenshot is not None and chromium is not None:
+        from appsdk_cli.preview.screenshot import take_screenshot
+
+        with render.stopping_on_sigterm(), PreviewServer(session, options, port=port) as server:
+            shot = take_screenshot(server.page_url(screenshot=True), screenshot, chromium=chromium, timeout=timeout)
+            log = list(server.log)
+        render.preview_screenshot(shot, log)
+        return
+
+    with render.stopping_on_sigterm(), PreviewServer(session, options, port=port, on_log=render.preview_log) as server:
+        _serve_until_stopped(server, session, open_browser=not no_open)
+    render.preview_stopped()
+
+
+def _serve_until_stopped(server: PreviewServer, session: PreviewSession, *, open_browser: bool) -> None:
+    from appsdk_cli import render
+
+    # Ctrl-C or SIGTERM may land anywhere from the first printed line on: all of it is a normal stop.
+    with contextlib.suppress(KeyboardInterrupt):
+        page = server.page_url()
+        render.preview_serving(session, page, server.widget_origin)
+        if open_browser:
+            import webbrowser
+
+            if not webbrowser.open(page):
+                render.warning(f"could not open a browser; open {page} yourself")
+        _wait_forever()
+
+
+def _wait_forever() -> None:
+    import threading
+
+    # Event.wait with a timeout, in a loop, so Ctrl-C and SIGTERM interrupt it promptly.
+    stop = threading.Event()
+    while not stop.wait(0.5):
+        pass

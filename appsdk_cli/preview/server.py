@@ -1,0 +1,385 @@
+"""The preview's HTTP side: the host page on one loopback origin, the widget document on another.
+
+ChatGPT serves a widget from its own sandbox origin, never from the chat's. The preview does the same
+with two listening sockets on 127.0.0.1: the host page (http://127.0.0.1:P) and the widget
+(http://127.0.0.1:W, a different port and so a different origin). The widget frame can reach the host
+only through postMessage, cannot read the host's storage or DOM, and gets the Content-Security-Policy
+its resource declares as a response header, like a real host sends it.
+
+The stdlib server is enough: a handful of local requests per page load, one process, no extra imports
+(`appsdk preview` should start in a blink, and uvicorn/starlette cost a few hundred ms to import).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from appsdk_cli import __version__
+from appsdk_cli.errors import AppsdkError
+from appsdk_cli.preview.session import (
+    DISPLAY_MODES,
+    THEMES,
+    USER_AGENT,
+    PreviewOptions,
+    PreviewSession,
+    WidgetTemplate,
+    call_from_widget,
+    read_from_widget,
+    read_template,
+)
+
+STATIC = Path(__file__).parent / "static"
+_STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css"}
+MAX_BODY = 8 * 1024 * 1024
+SANDBOX = "allow-scripts allow-same-origin allow-forms"
+PROTOCOL_VERSION = "2026-01-26"  # the MCP Apps extension version the bridge speaks
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One line of the host log: what the widget did or what went wrong inside it."""
+
+    kind: str  # console, error, csp, openai, bridge, host
+    level: str  # info, warn, error
+    message: str
+
+
+class PreviewServer:
+    """Serves one preview session; use as a context manager (or start()/close())."""
+
+    def __init__(
+        self,
+        preview: PreviewSession,
+        options: PreviewOptions | None = None,
+        *,
+        port: int = 0,
+        on_log: Callable[[LogEntry], None] | None = None,
+    ) -> None:
+        self.preview = preview
+        self.options = options or PreviewOptions()
+        self.requested_port = port
+        self.on_log = on_log
+        self.log: list[LogEntry] = []
+        self._lock = threading.Lock()
+        self._widget_states: dict[str, Any] = {}
+        self._template: WidgetTemplate = preview.template
+        self._widget_served = 0
+        self._servers: list[_Server] = []
+        self._threads: list[threading.Thread] = []
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+
+    def start(self) -> PreviewServer:
+        try:
+            host = _Server(("127.0.0.1", self.requested_port), _HostHandler, self)
+        except OSError as problem:
+            raise AppsdkError(
+                f"cannot listen on 127.0.0.1:{self.requested_port}: {problem.strerror or problem};"
+                " pick another --port, or leave it out for a free one"
+            ) from None
+        widget = _Server(("127.0.0.1", 0), _WidgetHandler, self)
+        self._servers = [host, widget]
+        for server in self._servers:
+            thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def close(self) -> None:
+        # Both loops are told to stop before waiting on either, so closing costs one poll interval, not two.
+        stoppers = [threading.Thread(target=server.shutdown) for server in self._servers]
+        for stopper in stoppers:
+            stopper.start()
+        for stopper in stoppers:
+            stopper.join(timeout=5)
+        for server in self._servers:
+            server.server_close()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        self._servers, self._threads = [], []
+
+    def __enter__(self) -> PreviewServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- addresses -----------------------------------------------------------------------------------
+
+    @property
+    def host_origin(self) -> str:
+        return f"http://127.0.0.1:{self._servers[0].server_address[1]}"
+
+    @property
+    def widget_origin(self) -> str:
+        return f"http://127.0.0.1:{self._servers[1].server_address[1]}"
+
+    @property
+    def url(self) -> str:
+        return self.host_origin + "/"
+
+    def page_url(self, *, screenshot: bool = False, **query: str) -> str:
+        """The host page; `screenshot` hides the panels' chrome and `openai="0"` withholds window.openai."""
+        from urllib.parse import urlencode
+
+        params = dict(query)
+        if screenshot:
+            params["screenshot"] = "1"
+        return self.url + (f"?{urlencode(params)}" if params else "")
+
+    # --- state shared by the handlers ----------------------------------------------------------------
+
+    def record(self, entry: LogEntry) -> None:
+        with self._lock:
+            self.log.append(entry)
+        if self.on_log:
+            self.on_log(entry)
+
+    def widget_state(self) -> Any:
+        with self._lock:
+            return self._widget_states.get(self.preview.state_key)
+
+    def set_widget_state(self, state: Any) -> None:
+        # Kept by the preview server, not in the frame: a page reload (or a new tab) gets it back,
+        # as ChatGPT gives a widget its state back when the conversation is reopened.
+        with self._lock:
+            self._widget_states[self.preview.state_key] = state
+
+    def template(self) -> WidgetTemplate:
+        """The first load uses the template read at start; later loads re-read it, so an edited widget
+        shows up on reload without restarting the preview (the server's own caching permitting)."""
+        with self._lock:
+            first = self._widget_served == 0
+            self._widget_served += 1
+            current = self._template
+        if first:
+            return current
+        try:
+            fresh = read_template(self.preview.target, current.uri, current.meta)
+        except AppsdkError as problem:
+            self.record(LogEntry("host", "warn", f"re-reading {current.uri} failed, showing the last copy: {problem}"))
+            return current
+        with self._lock:
+            self._template = fresh
+        return fresh
+
+    def session_json(self) -> dict[str, Any]:
+        """What the host page needs to play the host: the call, the result, and the widget's origin."""
+        preview = self.preview
+        template = self._template
+        return {
+            "appsdkVersion": __version__,
+            "protocolVersion": PROTOCOL_VERSION,
+            "server": preview.target.description,
+            "tool": {"name": preview.tool.name, "title": preview.tool.title, "description": preview.tool.description},
+            "invoking": preview.tool.invoking,
+            "invoked": preview.tool.invoked,
+            "arguments": preview.arguments,
+            "result": preview.result,
+            "template": {
+                "uri": template.uri,
+                "mimeType": template.mime_type,
+                "csp": template.csp.header(),
+                "prefersBorder": prefers_border(template.meta),
+            },
+            "widgetOrigin": self.widget_origin,
+            "sandbox": SANDBOX,
+            "widgetTools": sorted(preview.widget_tools),
+            "userAgent": USER_AGENT,
+            "defaults": asdict(self.options),
+            "warnings": preview.warnings,
+        }
+
+    def widget_document(self, query: dict[str, str]) -> tuple[str, str]:
+        """The widget's HTML with the host bootstrap injected first, and its CSP header value."""
+        template = self.template()
+        theme = query.get("theme") if query.get("theme") in THEMES else self.options.theme
+        mode = query.get("displayMode") if query.get("displayMode") in DISPLAY_MODES else self.options.display_mode
+        max_height = int(query["maxHeight"]) if query.get("maxHeight", "").isdigit() else 640
+        with_openai = query.get("openai", "1" if not self.options.bridge_only else "0") != "0"
+        config = {
+            "hostOrigin": self.host_origin,
+            "openai": with_openai,
+            "globals": {
+                "toolInput": self.preview.arguments,
+                "toolOutput": self.preview.result.get("structuredContent"),
+                "toolResponseMetadata": self.preview.result.get("_meta"),
+                "widgetState": self.widget_state(),
+                "theme": theme,
+                "displayMode": mode,
+                "maxHeight": max_height,
+                "locale": query.get("locale") or self.options.locale,
+                "safeArea": {"insets": {"top": 0, "bottom": 0, "left": 0, "right": 0}},
+                "userAgent": USER_AGENT,
+            },
+        }
+        return inject_bootstrap(template.html, config), template.csp.header()
+
+
+def prefers_border(meta: dict[str, Any]) -> bool:
+    ui = meta.get("ui") if isinstance(meta.get("ui"), dict) else {}
+    return ui.get("prefersBorder") is True or meta.get("openai/widgetPrefersBorder") is True
+
+
+def inject_bootstrap(html: str, config: dict[str, Any]) -> str:
+    """Put the host bootstrap before anything of the widget's own, so window.openai exists when its scripts run."""
+    # "<" escaped inside the JSON so no value can close the script element early.
+    data = json.dumps(config, ensure_ascii=False).replace("<", "\\u003c").replace("\u2028", "\\u2028")
+    script = (STATIC / "bootstrap.js").read_text(encoding="utf-8").replace("__APPSDK_CONFIG__", data)
+    tag = f'<script data-appsdk-preview="bootstrap">\n{script}</script>\n'
+    # After <head> (or <html>, or the doctype): a script ahead of the doctype would put the page in quirks mode.
+    for pattern in (r"<head\b[^>]*>", r"<html\b[^>]*>", r"<!doctype[^>]*>"):
+        found = re.search(pattern, html, flags=re.IGNORECASE)
+        if found:
+            return html[: found.end()] + "\n" + tag + html[found.end() :]
+    return tag + html
+
+
+# --- HTTP ----------------------------------------------------------------------------------------------
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = False  # a busy --port must fail, not share
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], preview: PreviewServer):
+        super().__init__(address, handler)
+        self.preview = preview
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    server_version = f"appsdk-preview/{__version__}"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the terminal shows the widget's log, not an access log
+
+    def _own_host(self) -> bool:
+        # DNS-rebinding protection: only our own loopback names may address us.
+        port = self.server.server_address[1]
+        return self.headers.get("Host", "") in (f"127.0.0.1:{port}", f"localhost:{port}")
+
+    def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, status: int, value: Any) -> None:
+        self._send(status, json.dumps(value, ensure_ascii=False).encode(), "application/json")
+
+    def _text(self, status: int, text: str) -> None:
+        self._send(status, text.encode(), "text/plain; charset=utf-8")
+
+
+class _HostHandler(_Handler):
+    def do_GET(self) -> None:
+        if not self._own_host():
+            return self._text(HTTPStatus.MISDIRECTED_REQUEST, "unknown Host")
+        path = urlsplit(self.path).path
+        preview = self.server.preview
+        if path == "/":
+            csp = (
+                "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self';"
+                f" connect-src 'self'; frame-src {preview.widget_origin}"
+            )
+            return self._static("host.html", {"Content-Security-Policy": csp})
+        if path in ("/host.js", "/host.css"):
+            return self._static(path[1:])
+        if path == "/api/session":
+            return self._json(HTTPStatus.OK, preview.session_json())
+        if path == "/favicon.ico":
+            return self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
+        return self._text(HTTPStatus.NOT_FOUND, "not found")
+
+    do_HEAD = do_GET
+
+    def _static(self, name: str, headers: dict[str, str] | None = None) -> None:
+        body = (STATIC / name).read_bytes()
+        self._send(HTTPStatus.OK, body, _STATIC_TYPES[Path(name).suffix], headers)
+
+    def do_POST(self) -> None:
+        if not self._own_host():
+            return self._text(HTTPStatus.MISDIRECTED_REQUEST, "unknown Host")
+        preview = self.server.preview
+        # Only the host page may post: a page elsewhere in the user's browser must not call tools through us.
+        if self.headers.get("Origin") != preview.host_origin:
+            return self._json(HTTPStatus.FORBIDDEN, {"error": {"message": "foreign Origin"}})
+        if (self.headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
+            return self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": {"message": "send application/json"}})
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            return self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": {"message": "body too large"}})
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "body is not JSON"}})
+        if not isinstance(body, dict):
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "body must be a JSON object"}})
+        path = urlsplit(self.path).path
+        if path == "/api/call":
+            return self._call(body)
+        if path == "/api/read":
+            return self._read(body)
+        if path == "/api/widget-state":
+            preview.set_widget_state(body.get("state"))
+            return self._json(HTTPStatus.OK, {})
+        if path == "/api/log":
+            level = body.get("level") if body.get("level") in ("info", "warn", "error") else "info"
+            preview.record(LogEntry(str(body.get("kind", "host"))[:20], level, str(body.get("message", ""))[:4000]))
+            return self._json(HTTPStatus.OK, {})
+        return self._json(HTTPStatus.NOT_FOUND, {"error": {"message": "not found"}})
+
+    def _call(self, body: dict[str, Any]) -> None:
+        name = body.get("name")
+        arguments = body.get("arguments") if isinstance(body.get("arguments"), dict) else {}
+        if not isinstance(name, str):
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "name must be a string"}})
+        try:
+            result = call_from_widget(self.server.preview.preview, name, arguments)
+        except PermissionError as refused:
+            return self._json(HTTPStatus.FORBIDDEN, {"error": {"message": str(refused)}})
+        except AppsdkError as problem:
+            return self._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
+        return self._json(HTTPStatus.OK, {"result": result})
+
+    def _read(self, body: dict[str, Any]) -> None:
+        uri = body.get("uri")
+        if not isinstance(uri, str):
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "uri must be a string"}})
+        try:
+            result = read_from_widget(self.server.preview.preview, uri)
+        except AppsdkError as problem:
+            return self._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
+        return self._json(HTTPStatus.OK, {"result": result})
+
+
+class _WidgetHandler(_Handler):
+    """The widget's origin serves the widget document and nothing else."""
+
+    def do_GET(self) -> None:
+        if not self._own_host():
+            return self._text(HTTPStatus.MISDIRECTED_REQUEST, "unknown Host")
+        parts = urlsplit(self.path)
+        if parts.path != "/widget":
+            return self._text(HTTPStatus.NOT_FOUND, "not found")
+        query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+        html, csp = self.server.preview.widget_document(query)
+        self._send(HTTPStatus.OK, html.encode(), "text/html; charset=utf-8", {"Content-Security-Policy": csp})
+
+    do_HEAD = do_GET

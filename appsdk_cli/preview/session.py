@@ -1,0 +1,170 @@
+"""What a preview shows: the tool's result and its widget template, fetched the way a host fetches them.
+
+`prepare()` calls the tool (arguments parsed exactly like `appsdk call`, through remote.call_tool), then
+reads the widget resource the tool names and the tools a widget may call. The result is a plain
+object that the preview server, a test or a script can use without the CLI.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from appsdk_cli.appmeta import WIDGET_MIME_TYPES, ToolMeta, tool_meta
+from appsdk_cli.client import ProtocolError
+from appsdk_cli.errors import AppsdkError
+from appsdk_cli.preview.csp import WidgetCsp, widget_csp
+from appsdk_cli.remote import Target, call_tool, request_meta, session
+
+THEMES = ("light", "dark")
+DISPLAY_MODES = ("inline", "pip", "fullscreen")
+# What ChatGPT on a desktop browser says about itself in window.openai.userAgent and the bridge's hostContext.
+USER_AGENT = {"device": {"type": "desktop"}, "capabilities": {"hover": True, "touch": False}}
+
+
+@dataclass(frozen=True)
+class PreviewOptions:
+    """How the host presents the widget at first; the page can change theme and display mode later."""
+
+    theme: str = "light"
+    display_mode: str = "inline"
+    locale: str = "en-US"
+    # Withhold window.openai, so a portable widget must use the MCP Apps bridge (as in non-ChatGPT hosts).
+    bridge_only: bool = False
+
+
+@dataclass(frozen=True)
+class WidgetTemplate:
+    uri: str
+    html: str
+    mime_type: str | None
+    meta: dict[str, Any]  # the resource _meta: the listing's, overlaid by the read contents'
+    csp: WidgetCsp
+
+
+@dataclass
+class PreviewSession:
+    target: Target
+    tool: ToolMeta
+    arguments: dict[str, Any]
+    result: dict[str, Any]  # the CallToolResult, as on the wire
+    template: WidgetTemplate
+    # Tools the widget may call through the host: openai/widgetAccessible, or ui.visibility with "app".
+    widget_tools: frozenset[str]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def state_key(self) -> str:
+        """Widget state belongs to one tool rendering one template (ChatGPT keeps it per widget instance)."""
+        return f"{self.tool.name}\n{self.template.uri}"
+
+
+def widget_may_call(tool: dict[str, Any]) -> bool:
+    meta = tool_meta(tool)
+    return meta.widget_accessible is True or (meta.ui_visibility is not None and "app" in meta.ui_visibility)
+
+
+def _pick_contents(result: dict[str, Any], uri: str) -> dict[str, Any] | None:
+    contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
+    return next((c for c in contents if c.get("uri") == uri), contents[0] if contents else None)
+
+
+def read_template(target: Target, uri: str, listed_meta: dict[str, Any] | None = None) -> WidgetTemplate:
+    """Read the widget resource and build its CSP; a missing or non-HTML resource is one clear line."""
+    with session(target) as client:
+        try:
+            result = client.read_resource(uri)
+        except ProtocolError as problem:
+            raise AppsdkError(
+                f"the widget {uri} could not be read from {target.description}: {problem.message}"
+                " (does the server register a resource with that URI?)",
+                detail=problem.detail,
+            ) from None
+    item = _pick_contents(result, uri)
+    if item is None:
+        raise AppsdkError(f"{target.description} returned no contents for the widget {uri}")
+    if isinstance(item.get("text"), str):
+        html = item["text"]
+    elif isinstance(item.get("blob"), str):
+        try:
+            html = base64.b64decode(item["blob"]).decode("utf-8")
+        except ValueError as problem:
+            raise AppsdkError(f"the widget {uri} is a blob that is not UTF-8 HTML: {problem}") from None
+    else:
+        raise AppsdkError(f"the widget {uri} has neither text nor blob contents")
+    meta = dict(listed_meta or {})
+    if isinstance(item.get("_meta"), dict):
+        meta.update(item["_meta"])
+    mime = item.get("mimeType") if isinstance(item.get("mimeType"), str) else None
+    return WidgetTemplate(uri=uri, html=html, mime_type=mime, meta=meta, csp=widget_csp(meta))
+
+
+def prepare(
+    target: Target,
+    tool_name: str,
+    words: list[str],
+    args_json: str | None = None,
+    *,
+    locale: str | None = None,
+) -> PreviewSession:
+    """Call the tool as ChatGPT would, then fetch its widget and the tools the widget may call."""
+    outcome = call_tool(target, tool_name, words, args_json, request_meta(locale=locale))
+    uri = outcome.tool.template
+    if not uri:
+        raise AppsdkError(
+            f"{tool_name} declares no widget (no _meta.ui.resourceUri or openai/outputTemplate), so there is nothing"
+            f" to preview; `appsdk call {tool_name}` shows its result"
+        )
+    warnings: list[str] = []
+    if outcome.tool.templates_disagree:
+        warnings.append(
+            f"ui.resourceUri {outcome.tool.resource_uri} differs from openai/outputTemplate"
+            f" {outcome.tool.output_template}; previewing {uri}"
+        )
+    if outcome.is_error:
+        warnings.append(f"{tool_name} returned isError ({outcome.error_text()}); the widget gets that result")
+    # remote.call_tool keeps its tool listing to itself, so a second session lists tools and resources.
+    with session(target) as client:
+        tools = client.list_tools()
+        try:
+            resources = client.list_resources()
+        except ProtocolError:
+            resources = []
+    listed = next((r for r in resources if isinstance(r, dict) and r.get("uri") == uri), None)
+    listed_meta = listed.get("_meta") if listed and isinstance(listed.get("_meta"), dict) else None
+    template = read_template(target, uri, listed_meta)
+    if template.mime_type not in WIDGET_MIME_TYPES:
+        warnings.append(
+            f"{uri} is served as {template.mime_type or 'no MIME type'}, not {' or '.join(WIDGET_MIME_TYPES)};"
+            " ChatGPT will not render it"
+        )
+    if template.csp.disagreement:
+        warnings.append(template.csp.disagreement)
+    return PreviewSession(
+        target=target,
+        tool=outcome.tool,
+        arguments=outcome.arguments,
+        result=outcome.result,
+        template=template,
+        widget_tools=frozenset(str(t.get("name")) for t in tools if isinstance(t, dict) and widget_may_call(t)),
+        warnings=warnings,
+    )
+
+
+def call_from_widget(preview: PreviewSession, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A widget's callTool / tools/call, forwarded to the real server; refused for tools it may not call."""
+    if name not in preview.widget_tools:
+        raise PermissionError(
+            f"the widget may not call {name!r}: a tool is widget-callable only with"
+            ' _meta["openai/widgetAccessible"] = true or _meta.ui.visibility containing "app"'
+        )
+    # A fresh session per call: the dev server may have reloaded between clicks.
+    with session(preview.target) as client:
+        return client.call_tool(name, arguments)
+
+
+def read_from_widget(preview: PreviewSession, uri: str) -> dict[str, Any]:
+    """A widget's resources/read, forwarded to the real server."""
+    with session(preview.target) as client:
+        return client.read_resource(uri)

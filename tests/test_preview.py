@@ -1,0 +1,279 @@
+"""`appsdk preview` without a browser: the CSP it builds, the pages it serves, and how it fails.
+
+The browser side is tests/test_preview_browser.py; here the real CLI runs against real MCP servers and
+the preview server is spoken to over HTTP, as a browser would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import RunningServer, appsdk, free_port, pid_alive, stop, wait_for_port
+from preview_helpers import FIXTURE_APP
+
+from appsdk_cli.preview.csp import widget_csp
+from appsdk_cli.preview.server import inject_bootstrap
+
+
+@pytest.fixture(scope="module")
+def counter_app() -> Iterator[RunningServer]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(FIXTURE_APP / "server.py"), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    wait_for_port(port, process)
+    yield RunningServer(process, port)
+    stop(process)
+
+
+# --- the CSP -------------------------------------------------------------------------------------------
+
+
+def directives(header: str) -> dict[str, str]:
+    return {part.split(" ", 1)[0]: part.split(" ", 1)[1] for part in header.split("; ")}
+
+
+def test_no_declared_csp_blocks_every_outside_origin():
+    csp = widget_csp({})
+    assert not csp.declared
+    found = directives(csp.header())
+    assert found["default-src"] == "'none'"
+    assert found["connect-src"] == "'none'" and found["frame-src"] == "'none'"
+    assert found["script-src"] == "'self' 'unsafe-inline'"
+    assert found["img-src"] == "'self' data: blob:"
+
+
+def test_declared_domains_fill_their_directives_from_both_keys():
+    meta = {
+        "ui": {
+            "csp": {
+                "connectDomains": ["https://api.example.com"],
+                "resourceDomains": ["https://cdn.example.com"],
+                "frameDomains": ["https://www.youtube.com"],
+                "baseUriDomains": ["https://base.example.com"],
+            }
+        },
+        "openai/widgetCSP": {
+            "connect_domains": ["https://api.example.com", "wss://live.example.com"],
+            "resource_domains": ["https://cdn.example.com"],
+            "frame_domains": ["https://www.youtube.com"],
+            "redirect_domains": ["https://checkout.example.com"],
+        },
+    }
+    csp = widget_csp(meta)
+    found = directives(csp.header())
+    assert found["connect-src"] == "https://api.example.com wss://live.example.com"
+    for name in ("script-src", "style-src", "img-src", "font-src", "media-src"):
+        assert found[name].endswith("https://cdn.example.com"), name
+    assert found["frame-src"] == "https://www.youtube.com"
+    assert found["base-uri"] == "'self' https://base.example.com"
+    assert "checkout.example.com" not in csp.header()  # redirect_domains is about openExternal, not CSP
+    assert csp.disagreement and "connectDomains/connect_domains" in csp.disagreement
+    assert "baseUriDomains/base_uri_domains" in csp.disagreement
+
+
+def test_an_origin_that_would_inject_directives_is_dropped():
+    csp = widget_csp({"ui": {"csp": {"connectDomains": ["https://ok.example.com", "x; script-src *", 7]}}})
+    assert directives(csp.header())["connect-src"] == "https://ok.example.com"
+
+
+def test_bootstrap_goes_first_in_head_and_keeps_the_doctype_first():
+    html = '<!DOCTYPE html><html><head><meta charset="utf-8"><script>widget()</script></head></html>'
+    out = inject_bootstrap(html, {"hostOrigin": "http://127.0.0.1:1", "openai": True, "globals": {"x": "</script>"}})
+    assert out.startswith("<!DOCTYPE html><html><head>")
+    assert out.index('data-appsdk-preview="bootstrap"') < out.index("widget()")
+    assert out.count("</script>") == 2  # the value's </script> is escaped and cannot end the bootstrap
+    bare = inject_bootstrap("<p>hi</p>", {"hostOrigin": "", "openai": False, "globals": {}})
+    assert bare.startswith("<script") and bare.endswith("<p>hi</p>")
+
+
+# --- failures a user can cause: one line, the right exit code, no traceback ----------------------------
+
+
+def one_line_error(result: subprocess.CompletedProcess, code: int) -> str:
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def test_unknown_tool_is_a_usage_error(counter_app):
+    line = one_line_error(appsdk("preview", "show-countr", "--url", counter_app.url, "--no-open"), 2)
+    assert "did you mean show-counter" in line
+
+
+def test_arguments_are_checked_like_appsdk_call(counter_app):
+    line = one_line_error(appsdk("preview", "show-counter", "start=many", "--url", counter_app.url, "--no-open"), 2)
+    call = appsdk("call", "show-counter", "start=many", "--url", counter_app.url)
+    assert line == call.stderr.strip()
+
+
+def test_a_tool_without_a_widget_says_so(counter_app):
+    line = one_line_error(appsdk("preview", "no-widget", "--url", counter_app.url, "--no-open"), 1)
+    assert "declares no widget" in line and "appsdk call no-widget" in line
+
+
+def test_unreachable_server(tmp_path: Path):
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    line = one_line_error(appsdk("preview", "list-books", "--url", url, "--no-open", cwd=tmp_path), 1)
+    assert "cannot reach the MCP server" in line
+
+
+def test_bad_theme_is_a_usage_error(counter_app):
+    result = appsdk("preview", "show-counter", "--url", counter_app.url, "--theme", "purple")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "purple" in result.stderr
+
+
+def test_busy_port(counter_app):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        line = one_line_error(
+            appsdk("preview", "show-counter", "--url", counter_app.url, "--no-open", "--port", str(port)), 1
+        )
+    assert f"127.0.0.1:{port}" in line and "--port" in line
+
+
+# --- the running preview, over HTTP ----------------------------------------------------------------------
+
+
+class Running:
+    def __init__(self, process: subprocess.Popen, url: str) -> None:
+        self.process = process
+        self.url = url.rstrip("/")
+
+
+def start_preview(server: RunningServer, *extra: str, env: dict[str, str] | None = None) -> Running:
+    port = free_port()
+    command = ["preview", "show-counter", "start=3", "--url", server.url, "--port", str(port), *extra]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    deadline = time.monotonic() + 30
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            raise AssertionError(f"preview exited: {process.wait()} {process.stderr.read() if process.stderr else ''}")
+        if line.startswith("http://"):
+            assert line.strip() == f"http://127.0.0.1:{port}/"
+            return Running(process, line.strip())
+    raise AssertionError("the preview printed no URL")
+
+
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def post(url: str, body: dict, origin: str | None) -> tuple[int, dict]:
+    headers = {"Content-Type": "application/json"}
+    if origin:
+        headers["Origin"] = origin
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def stop_preview(running: Running) -> subprocess.CompletedProcess:
+    running.process.send_signal(signal.SIGTERM)
+    stdout, stderr = running.process.communicate(timeout=10)
+    assert not pid_alive(running.process.pid)
+    return subprocess.CompletedProcess(running.process.args, running.process.returncode, stdout, stderr)
+
+
+def test_serves_the_host_page_and_the_widget_on_separate_origins_under_its_csp(counter_app):
+    running = start_preview(counter_app, "--no-open", "--theme", "dark")
+    try:
+        status, headers, body = get(running.url + "/")
+        assert status == 200 and b'id="widget"' in body
+        session = json.loads(get(running.url + "/api/session")[2])
+        widget_origin = session["widgetOrigin"]
+        assert widget_origin.startswith("http://127.0.0.1:") and widget_origin != running.url
+        assert f"frame-src {widget_origin}" in headers["Content-Security-Policy"]
+        assert session["arguments"] == {"start": 3}
+        assert session["result"]["structuredContent"] == {"count": 3, "label": "clicks"}
+        assert session["widgetTools"] == ["increment"]
+        assert session["sandbox"] == "allow-scripts allow-same-origin allow-forms"
+
+        status, headers, body = get(widget_origin + "/widget?theme=dark&displayMode=pip&maxHeight=480")
+        assert status == 200
+        csp = directives(headers["Content-Security-Policy"])
+        assert csp["connect-src"] == "http://127.0.0.1:9"
+        assert csp["img-src"] == "'self' data: blob: http://127.0.0.1:9"
+        html = body.decode()
+        assert html.index('data-appsdk-preview="bootstrap"') < html.index("window.openai)")
+        assert '"toolOutput": {"count": 3, "label": "clicks"}' in html
+        assert '"theme": "dark"' in html and '"displayMode": "pip"' in html and '"maxHeight": 480' in html
+        # The widget's origin serves the widget and nothing else: no host API there.
+        assert get(widget_origin + "/api/session")[0] == 404
+        # DNS rebinding: another name for our address is refused.
+        assert get(running.url + "/", {"Host": "evil.example:80"})[0] == 421
+    finally:
+        result = stop_preview(running)
+    assert result.returncode == 0 and "Preview stopped" in result.stderr
+
+
+def test_only_the_host_page_may_call_tools_and_only_widget_callable_ones(counter_app):
+    running = start_preview(counter_app, "--no-open")
+    try:
+        call = {"name": "increment", "arguments": {"count": 1, "by": 2}}
+        assert post(running.url + "/api/call", call, origin="http://evil.example")[0] == 403
+        assert post(running.url + "/api/call", call, origin=None)[0] == 403
+        status, answer = post(running.url + "/api/call", call, origin=running.url)
+        assert status == 200 and answer["result"]["structuredContent"] == {"count": 3}
+        status, answer = post(running.url + "/api/call", {"name": "secret"}, origin=running.url)
+        assert status == 403 and "widgetAccessible" in answer["error"]["message"]
+
+        # Widget state is kept by the preview server, so the next widget load (a page reload) gets it.
+        assert post(running.url + "/api/widget-state", {"state": {"n": 1}}, origin=running.url)[0] == 200
+        widget_origin = json.loads(get(running.url + "/api/session")[2])["widgetOrigin"]
+        assert '"widgetState": {"n": 1}' in get(widget_origin + "/widget")[2].decode()
+
+        # What the page logs reaches the terminal.
+        entry = {"kind": "csp", "level": "error", "message": "CSP blocked http://x by img-src"}
+        assert post(running.url + "/api/log", entry, origin=running.url)[0] == 200
+    finally:
+        result = stop_preview(running)
+    assert "csp: CSP blocked http://x by img-src" in result.stderr
+
+
+def test_opens_the_default_browser_unless_no_open(counter_app, tmp_path: Path):
+    opened = tmp_path / "opened.txt"
+    fake = tmp_path / "fake-browser"
+    fake.write_text(f'#!/bin/sh\necho "$1" > {opened}\n')
+    fake.chmod(0o755)
+    # Python's webbrowser honours $BROWSER: our stand-in records the URL instead of opening a window.
+    running = start_preview(counter_app, env={"BROWSER": str(fake)})
+    try:
+        deadline = time.monotonic() + 10
+        while not opened.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert opened.read_text().strip() == running.url + "/"
+    finally:
+        stop_preview(running)

@@ -1,0 +1,347 @@
+"""`appsdk preview` in a real browser: Debian's Chromium driven by Playwright, against real MCP servers.
+
+The host page and the widget run exactly as a developer's browser runs them; the MCP servers are real
+processes (the scaffolded book-club app and tests/fixtures/preview_app).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import RunningServer, free_port, pid_alive, stop, wait_for_port
+from preview_helpers import FIXTURE_APP, command_of, decode_png, luminance_stats, marked_pids
+
+from appsdk_cli.errors import AppsdkError
+from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
+from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, find_chromium
+from appsdk_cli.remote import Target
+
+TITLES = ["Frankenstein", "Pride and Prejudice", "The Time Machine"]
+
+try:
+    CHROMIUM: str | None = find_chromium()
+except AppsdkError:
+    CHROMIUM = None
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
+)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium); CI installs it, so these run there"
+)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def counter_app() -> Iterator[RunningServer]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(FIXTURE_APP / "server.py"), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    wait_for_port(port, process)
+    yield RunningServer(process, port)
+    stop(process)
+
+
+def serve(server: RunningServer, tool: str, words: list[str] | None = None, **options) -> PreviewServer:
+    """The capability, without the CLI: prepare the call, then serve the host page."""
+    session = prepare(Target(url=server.url), tool, words or [])
+    return PreviewServer(session, PreviewOptions(**options)).start()
+
+
+def open_page(page, preview: PreviewServer, **query: str):
+    page.goto(preview.page_url(**query))
+    page.wait_for_function("() => window.appsdkPreview && window.appsdkPreview.settled")
+    return page.frame_locator("#widget")
+
+
+def host_log(page) -> list[dict]:
+    return page.evaluate("() => window.appsdkPreview.log")
+
+
+def wait_for_log(page, kind: str, text: str) -> None:
+    page.wait_for_function(
+        "([kind, text]) => window.appsdkPreview.log.some((e) => e.kind === kind && e.message.includes(text))",
+        arg=[kind, text],
+        timeout=10_000,
+    )
+
+
+def widget_eval(page, expression: str):
+    """Evaluate inside the widget's frame (its own origin, so not reachable from the host page's JS)."""
+    frame = next(f for f in page.frames if f.url.startswith("http://127.0.0.1") and "/widget?" in f.url)
+    return frame.evaluate(expression)
+
+
+# --- the scaffold's widget ----------------------------------------------------------------------------
+
+
+def test_book_club_renders_through_window_openai(page, app_server):
+    preview = serve(app_server, "list-books", ["month=June"])
+    try:
+        widget = open_page(page, preview)
+        assert widget.locator("li .title").all_text_contents() == TITLES
+        assert widget.locator("#count").text_content() == "3 books"
+        assert widget_eval(page, "() => typeof window.openai") == "object"
+        assert widget_eval(page, "() => window.openai.toolInput") == {"month": "June"}
+        assert widget_eval(page, "() => window.openai.toolResponseMetadata.month") == "June"
+        assert widget_eval(page, "() => [window.openai.displayMode, window.openai.locale]") == ["inline", "en-US"]
+        # openai:set_globals: the host's theme switch reaches the widget, which restyles itself.
+        assert widget.locator("html").get_attribute("data-theme") == "light"
+        page.select_option("#theme", "dark")
+        widget.locator("html[data-theme=dark]").wait_for(state="attached")
+        assert widget_eval(page, "() => window.openai.theme") == "dark"
+        # The widget reported its height, and the host sized the frame to it (the default is 150 px).
+        assert page.locator("#widget").bounding_box()["height"] > 250
+        assert not [e for e in host_log(page) if e["level"] == "error"]
+    finally:
+        preview.close()
+
+
+def test_book_club_renders_through_the_bridge_alone(page, app_server):
+    preview = serve(app_server, "list-books")
+    try:
+        widget = open_page(page, preview, openai="0")
+        assert widget.locator("li .title").all_text_contents() == TITLES
+        assert widget_eval(page, "() => typeof window.openai") == "undefined"
+        messages = [e["message"] for e in host_log(page) if e["kind"] == "bridge"]
+        assert messages[0].startswith("ui/initialize from book-list")
+        assert messages[1].startswith("ui/notifications/initialized")
+        page.select_option("#theme", "dark")  # ui/notifications/host-context-changed
+        widget.locator("html[data-theme=dark]").wait_for(state="attached")
+    finally:
+        preview.close()
+
+
+# --- the counter fixture: callTool, widget state, CSP, host log --------------------------------------
+
+
+@pytest.mark.parametrize("api", ["openai", "bridge"])
+def test_call_tool_round_trip_and_refusal(page, counter_app, api):
+    preview = serve(counter_app, "show-counter", ["start=5"])
+    try:
+        widget = open_page(page, preview, openai="1" if api == "openai" else "0")
+        assert widget.locator("#api").text_content() == api
+        assert widget.locator("#count").text_content() == "5"
+        widget.locator("#inc").click()
+        widget.locator("#count", has_text="7").wait_for()
+        wait_for_log(page, api, "increment →")
+        # secret is not widget-accessible: the host refuses, the server never sees the call.
+        widget.locator("#call-secret").click()
+        widget.locator("#secret", has_text="refused").wait_for()
+        assert "may not call 'secret'" in widget.locator("#secret").text_content()
+        wait_for_log(page, api, "callTool secret refused")
+    finally:
+        preview.close()
+
+
+def test_widget_state_survives_a_reload(page, counter_app):
+    preview = serve(counter_app, "show-counter")
+    try:
+        widget = open_page(page, preview)
+        assert widget.locator("#state").text_content() == "none"
+        widget.locator("#save").click()
+        widget.locator("#state", has_text="saved").wait_for()
+        wait_for_log(page, "openai", "setWidgetState")
+        page.reload()
+        page.wait_for_function("() => window.appsdkPreview && window.appsdkPreview.settled")
+        assert page.frame_locator("#widget").locator("#state").text_content() == '{"saved":100}'
+        assert widget_eval(page, "() => window.openai.widgetState") == {"saved": 100}
+    finally:
+        preview.close()
+
+
+def test_undeclared_origin_is_blocked_by_the_csp_and_reported(page, counter_app):
+    preview = serve(counter_app, "show-counter")
+    try:
+        widget = open_page(page, preview)
+        widget.locator("#network").click()
+        wait_for_log(page, "csp", "img-src")
+        wait_for_log(page, "csp", "connect-src")
+        blocked = [e["message"] for e in host_log(page) if e["kind"] == "csp"]
+        assert all("127.0.0.1:7" in message for message in blocked), blocked
+        # The declared origin got through the CSP (its port refused the connection, which is not a violation).
+        assert not [message for message in blocked if "127.0.0.1:9" in message]
+        # The same lines reach the preview server, which shows them in the terminal.
+        deadline = time.monotonic() + 5
+        while not [e for e in preview.log if e.kind == "csp"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [e for e in preview.log if e.kind == "csp" and "127.0.0.1:7" in e.message]
+    finally:
+        preview.close()
+
+
+@pytest.mark.parametrize("api", ["1", "0"])
+def test_a_widget_that_never_reports_its_height_is_sized_to_its_content(page, counter_app, api):
+    preview = serve(counter_app, "show-tall")
+    try:
+        open_page(page, preview, openai=api)
+        assert page.locator("#widget").bounding_box()["height"] == 420
+    finally:
+        preview.close()
+
+
+def test_console_errors_and_host_calls_appear_in_the_log(page, counter_app):
+    preview = serve(counter_app, "show-counter")
+    try:
+        widget = open_page(page, preview)
+        wait_for_log(page, "console", "counter widget says hello")
+        widget.locator("#follow").click()
+        wait_for_log(page, "openai", "sendFollowUpMessage: Tell me more about the counter")
+        widget.locator("#open").click()
+        wait_for_log(page, "openai", "openExternal https://example.com/docs")
+        assert page.locator("#log a[href='https://example.com/docs']").count() == 1
+        widget.locator("#fullscreen").click()
+        wait_for_log(page, "host", "display mode → fullscreen")
+        assert page.locator("#stage").get_attribute("data-mode") == "fullscreen"
+        widget.locator("#display", has_text="fullscreen").wait_for()  # set_globals told the widget
+    finally:
+        preview.close()
+
+
+def test_bridge_messages_appear_in_the_log(page, counter_app):
+    preview = serve(counter_app, "show-counter")
+    try:
+        widget = open_page(page, preview, openai="0")
+        widget.locator("#follow").click()
+        wait_for_log(page, "bridge", "ui/message (user): Tell me more about the counter")
+        widget.locator("#open").click()
+        wait_for_log(page, "bridge", "ui/open-link https://example.com/docs")
+        widget.locator("#fullscreen").click()
+        widget.locator("#display", has_text="fullscreen").wait_for()  # host-context-changed
+        assert page.locator("#stage").get_attribute("data-mode") == "fullscreen"
+    finally:
+        preview.close()
+
+
+# --- --screenshot, end to end through the CLI ----------------------------------------------------------
+
+
+def _run_watching(
+    args: list[str], marker: str, timeout: float = 60
+) -> tuple[subprocess.CompletedProcess, dict[int, str]]:
+    """Run the CLI and note every process it starts (found by an env marker), with its command line, while it runs."""
+    env = {**os.environ, "APPSDK_TEST_MARK": marker}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    seen: dict[int, str] = {}
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and time.monotonic() < deadline:
+        for pid in marked_pids(f"APPSDK_TEST_MARK={marker}") - seen.keys():
+            seen[pid] = command_of(pid)
+        time.sleep(0.02)
+    stdout, stderr = process.communicate(timeout=10)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), seen
+
+
+def test_screenshot_is_the_widget_frame_and_leaves_nothing_running(app_server, tmp_path: Path):
+    out = tmp_path / "widget.png"
+    marker = uuid.uuid4().hex
+    result, seen = _run_watching(["preview", "list-books", "--url", app_server.url, "--screenshot", str(out)], marker)
+    assert result.returncode == 0, result.stderr
+    assert str(out) in result.stdout.replace("\n", "")
+
+    width, height, rows = decode_png(out.read_bytes())
+    # The inline frame is the 768 px chat column, as tall as the widget reported (three cards), not the page.
+    assert width == 768 and 200 < height < 640, (width, height)
+    mean, variance, colours = luminance_stats(rows)
+    assert mean > 180, "a light-theme widget should be mostly light"
+    assert variance > 200 and colours > 50, "the image is blank or nearly so"
+
+    # While it ran: the CLI, Playwright's driver and Chromium. After it: none of them.
+    assert any("chrom" in command for command in seen.values()), seen
+    assert any("playwright" in command for command in seen.values()), seen
+    left = [pid for pid in seen if pid_alive(pid)]
+    assert not left, {pid: seen[pid] for pid in left}
+    assert not marked_pids(f"APPSDK_TEST_MARK={marker}")
+
+
+def test_screenshot_dark_bridge_only_differs(app_server, tmp_path: Path):
+    out = tmp_path / "dark.png"
+    result, _ = _run_watching(
+        [
+            "preview",
+            "list-books",
+            "--url",
+            app_server.url,
+            "--screenshot",
+            str(out),
+            "--theme",
+            "dark",
+            "--bridge-only",
+        ],
+        uuid.uuid4().hex,
+    )
+    assert result.returncode == 0, result.stderr
+    _, _, rows = decode_png(out.read_bytes())
+    mean, variance, _ = luminance_stats(rows)
+    assert mean < 90 and variance > 200, (mean, variance)
+
+
+def test_screenshot_without_chromium_says_how_to_install_it(app_server, tmp_path: Path):
+    out = tmp_path / "none.png"
+    marker = uuid.uuid4().hex
+    env_args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(out)]
+    process = subprocess.run(
+        [sys.executable, "-m", "appsdk_cli", *env_args],
+        env={**os.environ, "APPSDK_CHROMIUM": str(tmp_path / "no-such-chromium"), "APPSDK_TEST_MARK": marker},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert process.returncode == 1
+    lines = process.stderr.strip().splitlines()
+    assert len(lines) == 1 and "apt-get install chromium" in lines[0], process.stderr
+    assert "Traceback" not in process.stderr and not out.exists()
+    assert not marked_pids(f"APPSDK_TEST_MARK={marker}")
+
+
+def test_sigterm_during_a_screenshot_stops_the_browser_too(app_server, tmp_path: Path):
+    marker = uuid.uuid4().hex
+    needle = f"APPSDK_TEST_MARK={marker}"
+    args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(tmp_path / "never.png")]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", *args],
+        env={**os.environ, "APPSDK_TEST_MARK": marker},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: dict[int, str] = {}
+    deadline = time.monotonic() + 30
+    while not any("chrom" in c for c in seen.values()) and time.monotonic() < deadline:
+        for pid in marked_pids(needle) - seen.keys():
+            seen[pid] = command_of(pid)
+        time.sleep(0.01)
+    assert any("chrom" in c for c in seen.values()), "Chromium never started"
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=20)
+    assert process.returncode in (1, 130), (process.returncode, stderr)
+    assert "Traceback" not in stderr, stderr
+    deadline = time.monotonic() + 5  # the browser's own children may take a moment to go with it
+    while marked_pids(needle) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in seen if pid_alive(pid)], seen
+    assert not marked_pids(needle)
