@@ -12,6 +12,7 @@ import typer
 
 from appsdk_cli import __version__
 from appsdk_cli.commands.call import call, read, resources, tools
+from appsdk_cli.commands.check import check
 from appsdk_cli.commands.new import new
 from appsdk_cli.commands.tunnel import tunnel
 
@@ -46,6 +47,7 @@ app.command()(call)
 app.command()(tools)
 app.command()(resources)
 app.command()(read)
+app.command()(check)
 app.command()(tunnel)
 
 
