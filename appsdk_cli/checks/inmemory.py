@@ -39,7 +39,15 @@ def _where(path: str, project: Path) -> str:
         return path
 
 
+def _leaf(error: BaseException) -> BaseException:
+    """The first real exception inside (nested) exception groups, which anyio task groups raise."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
 def _first_line(error: BaseException) -> str:
+    error = _leaf(error)
     text = str(error).strip()
     return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
 
@@ -147,7 +155,10 @@ def run(request: dict[str, Any], progress: TextIO) -> dict[str, Any]:
     project = Path(request["project"]).resolve()
     module, attribute = request["module"], request["attribute"]
 
+    steps: list[str] = []
+
     def step(text: str) -> None:
+        steps.append(text)
         progress.write(text + "\n")
         progress.flush()
 
@@ -160,15 +171,22 @@ def run(request: dict[str, Any], progress: TextIO) -> dict[str, Any]:
         server = load_server(project, module, attribute)
     except LoadProblem as problem:
         return {"ok": False, "error": str(problem)}
-    snapshot = anyio.run(
-        lambda: collect(
-            server,
-            description=f"{module}:{attribute} in {project}",
-            timeout=float(request["timeout"]),
-            call_tools=bool(request["call_tools"]),
-            step=step,
+    try:
+        snapshot = anyio.run(
+            lambda: collect(
+                server,
+                description=f"{module}:{attribute} in {project}",
+                timeout=float(request["timeout"]),
+                call_tools=bool(request["call_tools"]),
+                step=step,
+            )
         )
-    )
+    except Exception as error:
+        traceback.print_exc()  # into the child's log, shown with --verbose
+        leaf = _leaf(error)
+        if isinstance(leaf, TimeoutError):
+            return {"ok": False, "error": f"{steps[-1]} did not finish within {request['timeout']:g} s"}
+        return {"ok": False, "error": f"{steps[-1]} failed: {_first_line(leaf)}"}
     step("done")
     return {"ok": True, "snapshot": snapshot.as_json()}
 
