@@ -154,7 +154,9 @@ def allowed_by(origin: str, sources: tuple[str, ...]) -> bool:
         source_scheme, source_host, source_port = _split_host(source)
         if source_scheme in ("https", "wss") and scheme in ("http", "ws"):
             continue
-        if source_port not in (None, "*", port):
+        # A source without a port means its scheme's default port, as in CSP itself.
+        expected = source_port or _DEFAULT_PORTS.get(source_scheme or scheme, "")
+        if expected not in ("*", port):
             continue
         if source_host == host or (source_host.startswith("*.") and host.endswith(source_host[1:])):
             return True
