@@ -286,3 +286,8 @@ def test_csp_sources_match_hosts_wildcards_and_ports():
     assert not allowed_by("http://api.example.com", ("https://api.example.com",))
     assert not allowed_by("https://evil.com", ())
     assert re.fullmatch(r"APPS\d{3}", RULES[0].id)
+
+
+def test_the_readme_documents_every_rule_as_it_is():
+    rows = re.findall(r"^\| (APPS\d{3}) \| `([a-z-]+)` \| (error|warning) \|", (REPO / "README.md").read_text(), re.M)
+    assert rows == [(rule.id, rule.name, rule.severity.value) for rule in RULES]
