@@ -92,9 +92,8 @@ def errors(report: dict) -> list[dict]:
 
 def test_every_rule_has_a_fixture_and_a_stable_id():
     assert [(rule.id, rule.name) for rule in RULES] == RULE_FIXTURES
-    assert sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and not p.name.startswith("_")) == sorted(
-        name for _, name in RULE_FIXTURES if (FIXTURES / name).is_dir()
-    )
+    folders = {p.name for p in FIXTURES.iterdir() if (p / "server.py").is_file()}
+    assert folders == {name for _, name in RULE_FIXTURES}
 
 
 @pytest.mark.parametrize("mode", ["path", "live"])
@@ -291,3 +290,22 @@ def test_csp_sources_match_hosts_wildcards_and_ports():
 def test_the_readme_documents_every_rule_as_it_is():
     rows = re.findall(r"^\| (APPS\d{3}) \| `([a-z-]+)` \| (error|warning) \|", (REPO / "README.md").read_text(), re.M)
     assert rows == [(rule.id, rule.name, rule.severity.value) for rule in RULES]
+
+
+def test_rules_run_without_the_cli_and_with_no_csp_every_outside_origin_counts():
+    """The capability on its own: a Snapshot in, findings out. No CSP declared blocks every outside origin."""
+    from appsdk_cli.checks import Snapshot, run_rules
+
+    uri = "ui://widget/w.html"
+    snapshot = Snapshot(
+        mode="live",
+        server="test",
+        tools=[{"name": "show", "inputSchema": {"type": "object"}, "_meta": {"ui": {"resourceUri": uri}}}],
+        resources=[{"uri": uri, "name": "w", "mimeType": "text/html;profile=mcp-app"}],
+        reads={uri: {"contents": [{"uri": uri, "text": '<script src="https://cdn.example.com/x.js"></script>'}]}},
+    )
+    report = run_rules(snapshot)
+    blocked = [f for f in report.findings if f.rule.id == "APPS505"]
+    assert len(blocked) == 1 and "declares no CSP" in blocked[0].message
+    assert "https://cdn.example.com" in blocked[0].hint
+    assert report.failed
