@@ -126,3 +126,70 @@ def resource_meta(resource: dict[str, Any]) -> ResourceMeta:
         has_csp=isinstance(ui.get("csp"), dict) or isinstance(meta.get("openai/widgetCSP"), dict),
         domain=_text(ui.get("domain")) or _text(meta.get("openai/widgetDomain")),
     )
+
+
+# --- a widget's CSP, in both key styles (added for `appsdk check`; preview will enforce the same lists) ---
+
+OPENAI_WIDGET_CSP = "openai/widgetCSP"
+OPENAI_WIDGET_DOMAIN = "openai/widgetDomain"
+# The kinds of outside origin a widget may reach, and each key style's name for the list. Only the
+# OpenAI style has redirect_domains; only the MCP Apps style has baseUriDomains.
+UI_CSP_KEYS = {
+    "connect": "connectDomains",
+    "resource": "resourceDomains",
+    "frame": "frameDomains",
+    "base_uri": "baseUriDomains",
+}
+OPENAI_CSP_KEYS = {
+    "connect": "connect_domains",
+    "resource": "resource_domains",
+    "frame": "frame_domains",
+    "redirect": "redirect_domains",
+}
+
+
+def _domains(table: dict[str, Any], keys: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    found: dict[str, tuple[str, ...]] = {}
+    for kind, key in keys.items():
+        value = table.get(key)
+        if isinstance(value, list):
+            found[kind] = tuple(str(v) for v in value if isinstance(v, str))
+    return found
+
+
+@dataclass(frozen=True)
+class WidgetCsp:
+    """A widget's CSP as each key style declares it: kind ("connect", "resource", ...) -> origins.
+
+    None for a style means that key is absent; an empty dict means the key is there with no lists.
+    """
+
+    ui: dict[str, tuple[str, ...]] | None  # from _meta.ui.csp (MCP Apps)
+    openai: dict[str, tuple[str, ...]] | None  # from _meta["openai/widgetCSP"] (ChatGPT)
+
+    @property
+    def declared(self) -> bool:
+        return self.ui is not None or self.openai is not None
+
+    def allowed(self, kind: str) -> tuple[str, ...]:
+        """The origins of one kind that either style allows (hosts read one or the other)."""
+        return (*(self.ui or {}).get(kind, ()), *(self.openai or {}).get(kind, ()))
+
+
+def widget_csp(meta: dict[str, Any]) -> WidgetCsp:
+    """The CSP in a resource's (or resource content item's) `_meta`."""
+    ui_csp = _ui(meta).get("csp")
+    openai_csp = meta.get(OPENAI_WIDGET_CSP)
+    return WidgetCsp(
+        ui=_domains(ui_csp, UI_CSP_KEYS) if isinstance(ui_csp, dict) else None,
+        openai=_domains(openai_csp, OPENAI_CSP_KEYS) if isinstance(openai_csp, dict) else None,
+    )
+
+
+def misplaced_widget_keys(tool: dict[str, Any]) -> list[str]:
+    """Resource-only keys (CSP, widget domain) found in a tool's `_meta`, where hosts never look for them."""
+    meta = _meta(tool)
+    ui = _ui(meta)
+    found = [f"ui.{key}" for key in ("csp", "domain") if key in ui]
+    found += [key for key in (OPENAI_WIDGET_CSP, OPENAI_WIDGET_DOMAIN) if key in meta]
+    return found

@@ -13,6 +13,7 @@ import typer
 from appsdk_cli import __version__
 from appsdk_cli.commands.apps import app_server, apps
 from appsdk_cli.commands.call import call, read, resources, tools
+from appsdk_cli.commands.check import check
 from appsdk_cli.commands.dev import dev
 from appsdk_cli.commands.new import new
 from appsdk_cli.commands.preview import preview
@@ -50,6 +51,7 @@ app.command()(call)
 app.command()(tools)
 app.command()(resources)
 app.command()(read)
+app.command()(check)
 app.command()(preview)
 app.command()(tunnel)
 app.add_typer(apps)

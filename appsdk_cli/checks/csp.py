@@ -1,0 +1,123 @@
+"""A widget's sandbox: CSP and domain in the right place and both key styles, and HTML that stays inside it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from appsdk_cli.appmeta import (
+    OPENAI_CSP_KEYS,
+    OPENAI_WIDGET_DOMAIN,
+    UI_CSP_KEYS,
+    WidgetCsp,
+    misplaced_widget_keys,
+    widget_csp,
+)
+from appsdk_cli.checks.htmlscan import allowed_by as origin_allowed
+from appsdk_cli.checks.htmlscan import outside_loads
+from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, resource_target, tool_target
+from appsdk_cli.checks.widgets import widgets
+
+CSP_ON_TOOL = Rule(
+    "APPS501",
+    "csp-on-tool",
+    Severity.ERROR,
+    "CSP or widget domain (`ui.csp`, `ui.domain`, `openai/widgetCSP`, `openai/widgetDomain`) set on a tool",
+    "Hosts read them from the widget resource only; on the tool they are ignored",
+)
+CSP_ONE_STYLE = Rule(
+    "APPS502",
+    "csp-one-key-style",
+    Severity.WARNING,
+    "A widget's CSP in only one of `ui.csp` and `openai/widgetCSP`",
+    "Hosts disagree on which key they read; declare both",
+)
+CSP_STYLES_DIFFER = Rule(
+    "APPS503",
+    "csp-key-styles-differ",
+    Severity.WARNING,
+    "`ui.csp` and `openai/widgetCSP` list different origins",
+    "The widget would work in one host and break in another",
+)
+DOMAIN_MISSING = Rule(
+    "APPS504",
+    "widget-domain-missing",
+    Severity.WARNING,
+    "A widget without `ui.domain` / `openai/widgetDomain`",
+    "Required (and unique per app) for directory submission; a development server may omit it",
+)
+ORIGIN_NOT_IN_CSP = Rule(
+    "APPS505",
+    "origin-not-in-csp",
+    Severity.ERROR,
+    "Widget HTML that loads scripts, styles, images, frames or fetches from an origin its CSP does not list "
+    "(with no CSP at all, every outside origin)",
+    "The host's sandbox blocks the request; the widget breaks",
+)
+RULES = (CSP_ON_TOOL, CSP_ONE_STYLE, CSP_STYLES_DIFFER, DOMAIN_MISSING, ORIGIN_NOT_IN_CSP)
+
+# Kinds both key styles share, so their lists can be compared.
+_SHARED_KINDS = ("connect", "resource", "frame")
+
+
+def check(snapshot: Snapshot) -> Iterator[Finding]:
+    for tool in snapshot.unique_tools():
+        misplaced = misplaced_widget_keys(tool)
+        if misplaced:
+            name = str(tool.get("name"))
+            yield Finding(
+                CSP_ON_TOOL,
+                tool_target(name),
+                f"{name}: {', '.join(misplaced)} set on the tool, where hosts ignore it",
+                "move it to the _meta of the widget resource (meta= on @mcp.resource)",
+            )
+    for widget in widgets(snapshot):
+        target = resource_target(widget.uri)
+        meta = widget.meta
+        csp = widget_csp(meta)
+        if (csp.ui is None) != (csp.openai is None):
+            present, absent = ("ui.csp", "openai/widgetCSP") if csp.ui is not None else ("openai/widgetCSP", "ui.csp")
+            yield Finding(
+                CSP_ONE_STYLE,
+                target,
+                f"widget {widget.uri} declares its CSP in {present} only",
+                f"declare the same origins in {absent} too",
+            )
+        elif csp.ui is not None and csp.openai is not None:
+            differ = [
+                f"{UI_CSP_KEYS[kind]}/{OPENAI_CSP_KEYS[kind]}"
+                for kind in _SHARED_KINDS
+                if set(csp.ui.get(kind, ())) != set(csp.openai.get(kind, ()))
+            ]
+            if differ:
+                yield Finding(
+                    CSP_STYLES_DIFFER,
+                    target,
+                    f"widget {widget.uri}: ui.csp and openai/widgetCSP differ in {', '.join(differ)}",
+                    "list the same origins in both key styles",
+                )
+        ui = meta.get("ui") if isinstance(meta.get("ui"), dict) else {}
+        if not ui.get("domain") and not meta.get(OPENAI_WIDGET_DOMAIN):
+            yield Finding(
+                DOMAIN_MISSING,
+                target,
+                f"widget {widget.uri} declares no widget domain (needed for directory submission)",
+                'add "ui": {"domain": "https://your-app.example.com"} and "openai/widgetDomain" to its _meta',
+            )
+        yield from _outside_origins(widget.uri, widget.html or "", csp)
+
+
+def _outside_origins(uri: str, html: str, csp: WidgetCsp) -> Iterator[Finding]:
+    """One finding per outside origin (and kind) the HTML reaches that the CSP does not admit."""
+    seen: set[tuple[str, str]] = set()
+    for load in outside_loads(html):
+        if (load.kind, load.origin) in seen or origin_allowed(load.origin, csp.allowed(load.kind)):
+            continue
+        seen.add((load.kind, load.origin))
+        keys = f"ui.csp.{UI_CSP_KEYS[load.kind]} and openai/widgetCSP.{OPENAI_CSP_KEYS[load.kind]}"
+        why = "which its CSP does not list" if csp.declared else "and it declares no CSP, so the host blocks it"
+        yield Finding(
+            ORIGIN_NOT_IN_CSP,
+            resource_target(uri),
+            f"widget {uri}: {load.how} reaches {load.origin}, {why}",
+            f"add {load.origin} to {keys}",
+        )

@@ -1,0 +1,214 @@
+"""PATH mode, the child side: import the app, talk to it in memory with `mcp.Client`, write a Snapshot.
+
+Runs in its own process (started by checks/local.py) so that the app's imports, globals, logging and
+any crash stay out of appsdk, and no port is opened. The protocol with the parent:
+
+- argv[1] is a JSON request: {project, module, attribute, result, progress, timeout, call_tools}.
+- Before each step the child appends one line to the `progress` file ("importing server", "calling
+  tool list-books"); the parent kills a child whose progress stalls longer than `timeout` and names
+  that step.
+- At the end the child writes the `result` file: {"ok": true, "snapshot": {...}} or
+  {"ok": false, "error": "one line"} (an import failure naming the file and line).
+
+stdout and stderr belong to the app (prints, logs); the parent keeps them only for --verbose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from appsdk_cli.checks.model import Snapshot
+from appsdk_cli.checks.plan import tools_to_call, uris_to_read
+
+
+class LoadProblem(Exception):
+    """The app could not be imported or is not a server: the one line for the user."""
+
+
+def _where(path: str, project: Path) -> str:
+    """A file as the user knows it: relative to the project when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(project))
+    except ValueError:
+        return path
+
+
+def _leaf(error: BaseException) -> BaseException:
+    """The first real exception inside (nested) exception groups, which anyio task groups raise."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+def _first_line(error: BaseException) -> str:
+    error = _leaf(error)
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
+
+
+def describe_import_failure(error: BaseException, module: str, project: Path) -> str:
+    if isinstance(error, ModuleNotFoundError) and error.name == module.split(".")[0]:
+        return f"no module {module!r} in {project}: is this the app's folder? (or set [tool.appsdk] app)"
+    if isinstance(error, SyntaxError) and error.filename:
+        return f"{_where(error.filename, project)}:{error.lineno}: SyntaxError: {error.msg}"
+    # The deepest frame in the project's own code says where to look; library frames do not.
+    frames = traceback.extract_tb(error.__traceback__)
+    inside = [
+        f
+        for f in frames
+        if Path(f.filename).resolve().is_relative_to(project)
+        and not any(part in ("site-packages", ".venv", "venv") for part in Path(f.filename).parts)
+    ]
+    if inside:
+        frame = inside[-1]
+        return f"{_where(frame.filename, project)}:{frame.lineno}: {_first_line(error)}"
+    return _first_line(error)
+
+
+def load_server(project: Path, module: str, attribute: str) -> Any:
+    import importlib
+
+    try:
+        loaded = importlib.import_module(module)
+    except (Exception, SystemExit) as error:
+        why = describe_import_failure(error, module, project)
+        raise LoadProblem(f"cannot import the app {module}:{attribute}: {why}") from None
+    if not hasattr(loaded, attribute):
+        where = _where(getattr(loaded, "__file__", None) or module, project)
+        raise LoadProblem(f'{where} has no {attribute!r}: point [tool.appsdk] app = "{module}:NAME" at the server')
+    server = getattr(loaded, attribute)
+
+    from mcp.server import Server
+    from mcp.server.mcpserver import MCPServer
+
+    if not isinstance(server, MCPServer | Server):
+        raise LoadProblem(f"{module}:{attribute} is a {type(server).__name__}, not an mcp MCPServer or Server")
+    return server
+
+
+def _wire(model: Any) -> dict[str, Any]:
+    """A result model as a server would have sent it: camelCase, no unset optionals."""
+    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+async def collect(
+    server: Any, *, description: str, timeout: float, call_tools: bool, step: Callable[[str], None]
+) -> Snapshot:
+    import anyio
+    import mcp_types as types
+    from mcp import Client
+
+    async def bounded(label: str, work: Callable[[], Awaitable[Any]]) -> Any:
+        step(label)
+        with anyio.fail_after(timeout):
+            return await work()
+
+    # The 2025 handshake (mode="legacy") is what appsdk's own client speaks in live mode, so both modes
+    # see the same shapes.
+    async with Client(server, mode="legacy") as client:
+        info = client.server_info
+        snapshot = Snapshot(mode="path", server=description, server_name=info.name if info else "")
+        for method, key, into in (
+            (client.list_tools, "tools", snapshot.tools),
+            (client.list_resources, "resources", snapshot.resources),
+        ):
+            cursor: str | None = None
+            seen: set[str] = set()
+            while True:
+                page = await bounded(f"listing {key}", lambda m=method, c=cursor: m(cursor=c))
+                into.extend(_wire(item) for item in getattr(page, key))
+                cursor = page.next_cursor
+                if not cursor or cursor in seen:
+                    break
+                seen.add(cursor)
+        for uri in uris_to_read(snapshot.tools, snapshot.resources):
+            try:
+                result = await bounded(f"reading {uri}", lambda u=uri: client.read_resource(u))
+                snapshot.reads[uri] = _wire(result)
+            except Exception as error:
+                snapshot.read_errors[uri] = f"resources/read failed: {str(error) or type(error).__name__}"
+        if call_tools:
+            for name in tools_to_call(snapshot.tools):
+                # The raw request, not client.call_tool: that one validates structuredContent itself
+                # and would raise instead of showing us the output the rules must judge.
+                request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments={}))
+                try:
+                    result = await bounded(
+                        f"calling tool {name}",
+                        lambda r=request: client.session.send_request(r, types.CallToolResult),
+                    )
+                    snapshot.calls[name] = _wire(result)
+                except Exception as error:
+                    snapshot.call_errors[name] = f"tools/call failed: {str(error) or type(error).__name__}"
+    return snapshot
+
+
+def run(request: dict[str, Any], progress: TextIO) -> dict[str, Any]:
+    import anyio
+
+    project = Path(request["project"]).resolve()
+    module, attribute = request["module"], request["attribute"]
+
+    steps: list[str] = []
+
+    def step(text: str) -> None:
+        steps.append(text)
+        progress.write(text + "\n")
+        progress.flush()
+
+    # The app sees itself run from its own folder, importable as a top-level module.
+    os.chdir(project)
+    sys.path.insert(0, str(project))
+    sys.argv = [str(project / f"{module.replace('.', '/')}.py")]
+    step(f"importing {module}:{attribute}")
+    try:
+        server = load_server(project, module, attribute)
+    except LoadProblem as problem:
+        return {"ok": False, "error": str(problem)}
+    try:
+        snapshot = anyio.run(
+            lambda: collect(
+                server,
+                description=f"{module}:{attribute} in {project}",
+                timeout=float(request["timeout"]),
+                call_tools=bool(request["call_tools"]),
+                step=step,
+            )
+        )
+    except Exception as error:
+        traceback.print_exc()  # into the child's log, shown with --verbose
+        leaf = _leaf(error)
+        if isinstance(leaf, TimeoutError):
+            return {"ok": False, "error": f"{steps[-1]} did not finish within {request['timeout']:g} s"}
+        return {"ok": False, "error": f"{steps[-1]} failed: {_first_line(leaf)}"}
+    step("done")
+    return {"ok": True, "snapshot": snapshot.as_json()}
+
+
+def main() -> None:
+    request = json.loads(sys.argv[1])
+    with open(request["progress"], "a", encoding="utf-8") as progress:
+        try:
+            outcome = run(request, progress)
+        except Exception as error:
+            outcome = {"ok": False, "error": f"checking the app in memory failed: {_first_line(error)}"}
+            traceback.print_exc()
+    # Written whole and renamed into place, so the parent never reads half a result.
+    result = Path(request["result"])
+    partial = result.with_suffix(".partial")
+    partial.write_text(json.dumps(outcome), encoding="utf-8")
+    os.replace(partial, result)
+    # The app may have started threads (schedulers, clients) that would keep us alive.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

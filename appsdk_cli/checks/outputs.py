@@ -1,0 +1,108 @@
+"""What tools really return: the results of the calls the check made (read-only tools, no arguments)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, tool_target
+from appsdk_cli.checks.schemas import instance_problem, schema_problem
+
+STRUCTURED_WITHOUT_SCHEMA = Rule(
+    "APPS401",
+    "structured-content-without-schema",
+    Severity.ERROR,
+    "A tool returned `structuredContent` but declares no `outputSchema`",
+    "The Apps SDK asks for an outputSchema on every tool that returns structuredContent",
+)
+OUTPUT_MISMATCH = Rule(
+    "APPS402",
+    "output-schema-mismatch",
+    Severity.ERROR,
+    "A tool's real output does not match its `outputSchema` (or it returned no `structuredContent` at all)",
+    "Clients that validate results reject the call; the widget gets data it does not expect",
+)
+CONTENT_TEXT_MISSING = Rule(
+    "APPS403",
+    "content-text-missing",
+    Severity.ERROR,
+    "A tool result whose `content` has no non-empty text block",
+    "The model reads `content`; many MCP clients show no widget, so the text must stand on its own",
+)
+CALL_FAILED = Rule(
+    "APPS404",
+    "tool-call-failed",
+    Severity.WARNING,
+    "A read-only tool with no required arguments failed when the check called it",
+    "Its output could not be checked; it may also fail for users",
+)
+RULES = (STRUCTURED_WITHOUT_SCHEMA, OUTPUT_MISMATCH, CONTENT_TEXT_MISSING, CALL_FAILED)
+
+
+def _error_text(result: dict[str, Any]) -> str:
+    for block in result.get("content") or []:
+        if isinstance(block, dict) and block.get("type") == "text" and str(block.get("text", "")).strip():
+            return str(block["text"]).strip().splitlines()[0]
+    return "no error text"
+
+
+def _has_text(result: dict[str, Any]) -> bool:
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else []
+    return any(
+        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].strip()
+        for b in blocks
+    )
+
+
+def check(snapshot: Snapshot) -> Iterator[Finding]:
+    for tool in snapshot.unique_tools():
+        name = str(tool.get("name"))
+        target = tool_target(name)
+        if name in snapshot.call_errors:
+            yield Finding(
+                CALL_FAILED,
+                target,
+                f"{name}: calling it with no arguments failed: {snapshot.call_errors[name]}",
+                "make it succeed with no arguments, or require the arguments it needs in its inputSchema",
+            )
+            continue
+        result = snapshot.calls.get(name)
+        if result is None:
+            continue
+        if result.get("isError") is True:
+            yield Finding(
+                CALL_FAILED,
+                target,
+                f"{name}: returned isError when called with no arguments: {_error_text(result)}",
+                "make it succeed with no arguments, or require the arguments it needs in its inputSchema",
+            )
+            continue
+        schema = tool.get("outputSchema")
+        has_structured = "structuredContent" in result
+        if has_structured and not isinstance(schema, dict):
+            yield Finding(
+                STRUCTURED_WITHOUT_SCHEMA,
+                target,
+                f"{name}: returns structuredContent but declares no outputSchema",
+                "annotate the return type (a pydantic model, or Annotated[CallToolResult, Model]) to declare one",
+            )
+        elif isinstance(schema, dict) and schema_problem(schema) is None:
+            if not has_structured:
+                problem = "it returned no structuredContent"
+            else:
+                problem = instance_problem(schema, result["structuredContent"])
+            if problem:
+                yield Finding(
+                    OUTPUT_MISMATCH,
+                    target,
+                    f"{name}: output does not match its outputSchema: {problem}",
+                    "return what the schema declares, or fix the schema",
+                )
+        if not _has_text(result):
+            yield Finding(
+                CONTENT_TEXT_MISSING,
+                target,
+                f"{name}: result content has no text",
+                "add a TextContent that says what the result is, for models and hosts without widgets",
+            )

@@ -1,0 +1,125 @@
+"""JSON Schemas (input and output, checked against their metaschema) and duplicate names.
+
+jsonschema is imported inside the functions: only `appsdk check` pays for it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, resource_target, tool_target
+
+INPUT_SCHEMA_INVALID = Rule(
+    "APPS601",
+    "input-schema-invalid",
+    Severity.ERROR,
+    'An `inputSchema` that is not a valid JSON Schema (metaschema check) or not `type: "object"`',
+    "Hosts cannot build arguments for the tool and may drop it from the list",
+)
+OUTPUT_SCHEMA_INVALID = Rule(
+    "APPS602",
+    "output-schema-invalid",
+    Severity.ERROR,
+    "An `outputSchema` that is not a valid JSON Schema",
+    "Clients that validate results reject every call",
+)
+DUPLICATE_TOOL = Rule(
+    "APPS603",
+    "duplicate-tool-name",
+    Severity.ERROR,
+    "Two tools with the same name",
+    "A host can reach only one of them, and which one is undefined",
+)
+DUPLICATE_RESOURCE = Rule(
+    "APPS604",
+    "duplicate-resource-uri",
+    Severity.ERROR,
+    "Two resources with the same URI",
+    "A host can read only one of them, and which one is undefined",
+)
+RULES = (INPUT_SCHEMA_INVALID, OUTPUT_SCHEMA_INVALID, DUPLICATE_TOOL, DUPLICATE_RESOURCE)
+
+
+def _path(parts: Any) -> str:
+    return "/".join(str(p) for p in parts) or "the top level"
+
+
+def _validator_class(schema: dict[str, Any]) -> Any:
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    # MCP's default dialect is 2020-12; an unknown $schema falls back to it (jsonschema warns, we do not).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return validator_for(schema, default=Draft202012Validator)
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why `schema` is not a valid JSON Schema, or None."""
+    from jsonschema.exceptions import SchemaError
+
+    if not isinstance(schema, dict):
+        return f"is a {type(schema).__name__}, not a JSON object"
+    try:
+        _validator_class(schema).check_schema(schema)
+    except SchemaError as error:
+        return f"at {_path(error.absolute_path)}: {error.message}"
+    return None
+
+
+def instance_problem(schema: dict[str, Any], instance: Any) -> str | None:
+    """Why `instance` does not match the (valid) `schema`, or None; the best-matching error only."""
+    from jsonschema.exceptions import best_match
+    from referencing.exceptions import Unresolvable
+
+    validator = _validator_class(schema)(schema)
+    try:
+        error = best_match(validator.iter_errors(instance))
+    except Unresolvable as problem:
+        return f"the schema has a $ref that does not resolve: {problem}"
+    if error is None:
+        return None
+    return f"at {_path(error.absolute_path)}: {error.message}"
+
+
+def check(snapshot: Snapshot) -> Iterator[Finding]:
+    for tool in snapshot.unique_tools():
+        name = str(tool.get("name"))
+        target = tool_target(name)
+        schema = tool.get("inputSchema")
+        problem = schema_problem(schema)
+        if problem is None and isinstance(schema, dict) and schema.get("type") != "object":
+            problem = f'has type {schema.get("type")!r}; MCP requires "object"'
+        if problem:
+            yield Finding(
+                INPUT_SCHEMA_INVALID,
+                target,
+                f"{name}: inputSchema {problem}",
+                "fix the schema (or the parameter annotations it is generated from)",
+            )
+        if "outputSchema" in tool:
+            problem = schema_problem(tool.get("outputSchema"))
+            if problem:
+                yield Finding(
+                    OUTPUT_SCHEMA_INVALID,
+                    target,
+                    f"{name}: outputSchema {problem}",
+                    "fix the schema (or the return annotation it is generated from)",
+                )
+    names = Counter(str(t.get("name")) for t in snapshot.tools if isinstance(t, dict))
+    for name, count in names.items():
+        if count > 1:
+            yield Finding(
+                DUPLICATE_TOOL, tool_target(name), f"{count} tools are named {name}", "give each tool a unique name"
+            )
+    uris = Counter(str(r.get("uri")) for r in snapshot.resources if isinstance(r, dict))
+    for uri, count in uris.items():
+        if count > 1:
+            yield Finding(
+                DUPLICATE_RESOURCE,
+                resource_target(uri),
+                f"{count} resources have the URI {uri}",
+                "give each resource a unique URI",
+            )

@@ -1,0 +1,91 @@
+"""A tool's own metadata: status texts, annotation hints, outputSchema, and who may call it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from appsdk_cli.appmeta import INVOKED, INVOKING, tool_meta
+from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, tool_target
+
+STATUS_TEXT_LIMIT = 64
+
+STATUS_TEXT_TOO_LONG = Rule(
+    "APPS301",
+    "status-text-too-long",
+    Severity.ERROR,
+    f"`openai/toolInvocation/invoking` or `.../invoked` longer than {STATUS_TEXT_LIMIT} characters",
+    f"ChatGPT allows at most {STATUS_TEXT_LIMIT}",
+)
+ANNOTATIONS_MISSING = Rule(
+    "APPS302",
+    "annotations-missing",
+    Severity.WARNING,
+    "A tool without `readOnlyHint`, `destructiveHint` or `openWorldHint`",
+    "OpenAI requires all three for directory submission; hosts assume the worst when they are missing",
+)
+OUTPUT_SCHEMA_MISSING = Rule(
+    "APPS303",
+    "output-schema-missing",
+    Severity.WARNING,
+    "A widget tool (it names a template) without an `outputSchema`",
+    "Its widget renders `structuredContent`, which should be declared so hosts and models can rely on it",
+)
+WIDGET_ONLY_UNREACHABLE = Rule(
+    "APPS304",
+    "widget-only-tool-unreachable",
+    Severity.ERROR,
+    "A tool hidden from the model (`ui.visibility` without `model`, or `openai/visibility: private`) that no "
+    'widget may call either (no `openai/widgetAccessible: true`, no `"app"` in `ui.visibility`)',
+    "Nobody can ever call it",
+)
+RULES = (STATUS_TEXT_TOO_LONG, ANNOTATIONS_MISSING, OUTPUT_SCHEMA_MISSING, WIDGET_ONLY_UNREACHABLE)
+
+_HINTS = (("readOnlyHint", "read_only"), ("destructiveHint", "destructive"), ("openWorldHint", "open_world"))
+
+
+def check(snapshot: Snapshot) -> Iterator[Finding]:
+    for tool in snapshot.unique_tools():
+        meta = tool_meta(tool)
+        target = tool_target(meta.name)
+        for key, text in ((INVOKING, meta.invoking), (INVOKED, meta.invoked)):
+            if text is not None and len(text) > STATUS_TEXT_LIMIT:
+                yield Finding(
+                    STATUS_TEXT_TOO_LONG,
+                    target,
+                    f"{meta.name}: {key} is {len(text)} characters, over the limit of {STATUS_TEXT_LIMIT}",
+                    f"shorten it to {STATUS_TEXT_LIMIT} characters or fewer, e.g. {text[: STATUS_TEXT_LIMIT - 3]!r}...",
+                )
+        missing = [key for key, field in _HINTS if getattr(meta, field) is None]
+        if missing:
+            yield Finding(
+                ANNOTATIONS_MISSING,
+                target,
+                f"{meta.name}: annotations lack {', '.join(missing)}",
+                "declare all three, e.g. annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, "
+                "open_world_hint=False)",
+            )
+        called = snapshot.calls.get(meta.name)
+        # When a call showed structuredContent, outputs.py reports the missing schema as an error instead.
+        if meta.template and not meta.has_output_schema and not (called and "structuredContent" in called):
+            yield Finding(
+                OUTPUT_SCHEMA_MISSING,
+                target,
+                f"{meta.name}: renders widget {meta.template} but declares no outputSchema",
+                "annotate the return type (a pydantic model, or Annotated[CallToolResult, Model]) to get one",
+            )
+        # Hidden from the model when ChatGPT's key says private, or the standard list leaves out "model";
+        # callable by a widget when ChatGPT's key allows it, or the standard list names "app" explicitly.
+        hidden = meta.openai_visibility == "private" or (
+            meta.ui_visibility is not None and "model" not in meta.ui_visibility
+        )
+        widget_may_call = meta.widget_accessible is True or (
+            meta.ui_visibility is not None and "app" in meta.ui_visibility
+        )
+        if hidden and not widget_may_call:
+            yield Finding(
+                WIDGET_ONLY_UNREACHABLE,
+                target,
+                f"{meta.name}: is hidden from the model and no widget may call it",
+                'add "openai/widgetAccessible": True and "ui": {"visibility": ["app"]} to its _meta, or make it '
+                "visible to the model",
+            )

@@ -1,0 +1,55 @@
+"""`appsdk check`: lint an app against ChatGPT's Apps SDK rules and the MCP Apps standard.
+
+Parses the options, picks the mode, hands the report to the renderer and turns it into an exit code.
+Nothing heavy is imported until the command runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def check(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The app's project folder (or a .py file in it), imported in memory: no server, no port.",
+            show_default=False,
+        ),
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option("--url", help="Check a running server's MCP endpoint instead (live mode).", show_default=False),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print {findings: [...], summary: {...}} as one JSON object.")
+    ] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too (e.g. before submission).")] = False,
+    no_calls: Annotated[
+        bool,
+        typer.Option("--no-calls", help="Do not call any tool (by default read-only tools with no arguments are)."),
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds to wait for each step (import, answer, call).", min=0.1)
+    ] = 30.0,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")] = False,
+) -> None:
+    """Lint an app: widget links, MIME types, CSP, status texts, annotations, schemas and real outputs.
+
+    With no PATH or --url: $APPSDK_URL, else the running `appsdk dev` of this project (live mode),
+    else the app in the current folder (PATH mode).
+
+    Exit codes: 0 no errors; 1 an error was found (or a warning, with --strict), or the server is
+    unreachable, or the app failed to import; 2 the command line is wrong.
+    """
+    from appsdk_cli import render
+    from appsdk_cli.checks import check_source, choose_source
+
+    source = choose_source(path, url, timeout=timeout)
+    report = check_source(source, timeout=timeout, call_tools=not no_calls, strict=strict)
+    render.check_report(report, as_json=as_json)
+    if report.failed:
+        raise typer.Exit(1)

@@ -1,0 +1,311 @@
+"""`appsdk check`: every rule fires on its own fixture, in PATH mode and live, and the scaffold passes.
+
+Real processes throughout: the CLI runs as a child, PATH mode imports the fixture in its own child, and
+live mode talks to the fixture served by uvicorn on a free port.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from conftest import REPO, RunningServer, appsdk, free_port, stop, wait_for_port
+
+from appsdk_cli.checks import RULES
+from appsdk_cli.checks.htmlscan import allowed_by, outside_loads
+from appsdk_cli.project import DevState, write_dev_state
+
+FIXTURES = REPO / "tests" / "fixtures" / "check"
+# The published IDs: a rule keeps its ID and name forever, so this table is written out, not derived.
+RULE_FIXTURES = [
+    ("APPS101", "template-missing"),
+    ("APPS102", "template-mismatch"),
+    ("APPS103", "deprecated-resource-uri"),
+    ("APPS104", "template-not-ui-uri"),
+    ("APPS201", "widget-mime-type"),
+    ("APPS202", "skybridge-only"),
+    ("APPS203", "widget-unreadable"),
+    ("APPS301", "status-text-too-long"),
+    ("APPS302", "annotations-missing"),
+    ("APPS303", "output-schema-missing"),
+    ("APPS304", "widget-only-tool-unreachable"),
+    ("APPS401", "structured-content-without-schema"),
+    ("APPS402", "output-schema-mismatch"),
+    ("APPS403", "content-text-missing"),
+    ("APPS404", "tool-call-failed"),
+    ("APPS501", "csp-on-tool"),
+    ("APPS502", "csp-one-key-style"),
+    ("APPS503", "csp-key-styles-differ"),
+    ("APPS504", "widget-domain-missing"),
+    ("APPS505", "origin-not-in-csp"),
+    ("APPS601", "input-schema-invalid"),
+    ("APPS602", "output-schema-invalid"),
+    ("APPS603", "duplicate-tool-name"),
+    ("APPS604", "duplicate-resource-uri"),
+]
+SEVERITY = {rule.id: rule.severity.value for rule in RULES}
+NO_ENV_URL = {"APPSDK_URL": ""}  # so a developer's own APPSDK_URL cannot redirect these tests
+
+
+@contextmanager
+def serve_fixture(folder: Path) -> Iterator[RunningServer]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(FIXTURES / "serve.py"), str(folder), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port, process)
+    except AssertionError:
+        stop(process)
+        raise AssertionError(process.stderr.read().decode()) from None
+    try:
+        yield RunningServer(process, port)
+    finally:
+        stop(process)
+
+
+def check_json(*args: str, cwd: Path | None = None) -> tuple[subprocess.CompletedProcess, dict]:
+    result = appsdk("check", *args, "--json", cwd=cwd, env=NO_ENV_URL)
+    assert result.stdout.strip(), result.stderr
+    return result, json.loads(result.stdout)
+
+
+def run_check(folder: Path, mode: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    if mode == "path":
+        return check_json(str(folder), *extra)
+    with serve_fixture(folder) as server:
+        return check_json("--url", server.url, *extra)
+
+
+def errors(report: dict) -> list[dict]:
+    return [f for f in report["findings"] if f["severity"] == "error"]
+
+
+def test_every_rule_has_a_fixture_and_a_stable_id():
+    assert [(rule.id, rule.name) for rule in RULES] == RULE_FIXTURES
+    folders = {p.name for p in FIXTURES.iterdir() if (p / "server.py").is_file()}
+    assert folders == {name for _, name in RULE_FIXTURES}
+
+
+@pytest.mark.parametrize("mode", ["path", "live"])
+@pytest.mark.parametrize(("rule", "name"), RULE_FIXTURES, ids=[name for _, name in RULE_FIXTURES])
+def test_the_rule_fires_and_no_other_error(rule: str, name: str, mode: str):
+    result, report = run_check(FIXTURES / name, mode)
+    fired = [f for f in report["findings"] if f["rule"] == rule]
+    assert fired, report
+    assert all(f["name"] == name and f["severity"] == SEVERITY[rule] for f in fired)
+    assert all(f["message"] and f["hint"] and f["target"] for f in fired)
+    assert [f for f in errors(report) if f["rule"] != rule] == []
+    assert report["summary"]["mode"] == mode
+    assert result.returncode == (1 if SEVERITY[rule] == "error" else 0), result.stderr
+
+
+def test_origins_outside_the_csp_are_each_named():
+    _, report = run_check(FIXTURES / "origin-not-in-csp", "path")
+    messages = [f["message"] for f in report["findings"] if f["rule"] == "APPS505"]
+    assert len(messages) == 2
+    assert any("https://cdn.example.com" in m and "<script src>" in m for m in messages)
+    assert any("https://api.example.com" in m and "fetch()" in m for m in messages)
+    assert not any("fonts.example.com" in m for m in messages)  # listed in both CSP key styles
+
+
+@pytest.mark.parametrize("mode", ["path", "live"])
+def test_the_scaffold_passes_with_no_errors(book_club: Path, mode: str):
+    result, report = run_check(book_club, mode)
+    assert result.returncode == 0, report
+    assert errors(report) == []
+    assert report["summary"]["called"] == ["list-books"]  # its real output was checked against outputSchema
+    assert report["summary"]["tools"] == 1 and report["summary"]["resources"] == 1
+
+
+def test_both_modes_see_the_same_findings(book_club: Path):
+    _, from_path = run_check(book_club, "path")
+    _, live = run_check(book_club, "live")
+    assert from_path["findings"] == live["findings"]
+
+
+def test_json_shape():
+    result, report = check_json(str(FIXTURES / "template-missing"))
+    assert set(report) == {"findings", "summary"}
+    assert {"errors", "warnings", "mode", "server"} <= set(report["summary"])
+    assert report["summary"]["errors"] == len(errors(report)) >= 1
+    for finding in report["findings"]:
+        assert {"rule", "severity", "target", "message", "hint"} <= set(finding)
+    assert report["summary"]["server"].startswith("server:mcp in ")
+    assert result.stdout.count("\n") == 1  # one JSON document, nothing else on stdout
+
+
+def test_human_output_is_a_table_with_a_summary():
+    result = appsdk("check", str(FIXTURES / "status-text-too-long"), env=NO_ENV_URL)
+    assert result.returncode == 1
+    assert "APPS301" in result.stdout and "1 error" in result.stdout
+    assert "greet" in result.stdout
+
+
+def test_strict_fails_on_warnings():
+    folder = str(FIXTURES / "tool-call-failed")
+    plain, report = check_json(folder)
+    assert plain.returncode == 0 and report["summary"]["warnings"] >= 1 and not errors(report)
+    strict, report = check_json(folder, "--strict")
+    assert strict.returncode == 1 and report["summary"]["passed"] is False
+
+
+def test_no_calls_calls_nothing(book_club: Path):
+    result, report = check_json(str(book_club), "--no-calls")
+    assert result.returncode == 0 and report["summary"]["called"] == []
+
+
+def one_line_error(result: subprocess.CompletedProcess) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    return lines[0]
+
+
+def test_unreachable_url_is_one_line_exit_1():
+    result = appsdk("check", "--url", f"http://127.0.0.1:{free_port()}/mcp", env=NO_ENV_URL)
+    assert result.returncode == 1
+    assert "cannot reach the MCP server" in one_line_error(result)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            "from mcp.server.mcpserver import MCPServer\n\nimport no_such_package_xyz\n",
+            "server.py:3: ModuleNotFoundError",
+        ),
+        ("from mcp.server.mcpserver import MCPServer\nmcp = MCPServer(\n", "server.py:2: SyntaxError"),
+        ("raise RuntimeError('DATABASE_URL is not set')\n", "server.py:1: RuntimeError: DATABASE_URL is not set"),
+        ("app = 'not a server'\n", "server.py has no 'mcp'"),
+        ("mcp = 'not a server'\n", "server:mcp is a str, not an mcp MCPServer"),
+    ],
+    ids=["missing-dependency", "syntax-error", "raises", "no-attribute", "wrong-type"],
+)
+def test_app_import_failure_is_one_line_exit_1(tmp_path: Path, source: str, expected: str):
+    (tmp_path / "server.py").write_text(source)
+    result = appsdk("check", str(tmp_path), env=NO_ENV_URL)
+    assert result.returncode == 1
+    assert expected in one_line_error(result)
+
+
+def test_an_app_that_serves_on_import_is_stopped_and_named(tmp_path: Path):
+    (tmp_path / "server.py").write_text("import time\n\ntime.sleep(120)  # stands in for mcp.run() at import\n")
+    result = appsdk("check", str(tmp_path), "--timeout", "2", env=NO_ENV_URL, timeout=60)
+    assert result.returncode == 1
+    assert "importing server:mcp did not finish within 2 s" in one_line_error(result)
+
+
+def test_the_configured_app_is_used(tmp_path: Path):
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "main.py").write_text(
+        (FIXTURES / "status-text-too-long" / "server.py").read_text().replace("mcp =", "api =")
+    )
+    (app / "main.py").write_text((app / "main.py").read_text().replace("@mcp.", "@api."))
+    (app / "pyproject.toml").write_text('[tool.appsdk]\napp = "main:api"\n')
+    _, report = check_json(str(app))
+    assert [f["rule"] for f in report["findings"]] == ["APPS301"]
+    assert report["summary"]["server"].startswith("main:api in ")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--bogus"], [".", "--url", "http://127.0.0.1:1/mcp"], ["/no/such/folder"], ["--timeout", "0"]],
+    ids=["unknown-option", "path-and-url", "missing-folder", "bad-timeout"],
+)
+def test_bad_command_lines_exit_2(args: list[str]):
+    result = appsdk("check", *args, env=NO_ENV_URL)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_no_arguments_checks_the_folder_in_memory(book_club: Path):
+    _, report = check_json(cwd=book_club)
+    assert report["summary"]["mode"] == "path"
+    assert report["summary"]["server"] == f"server:mcp in {book_club.resolve()}"
+
+
+def test_no_arguments_checks_the_running_dev_server_live(book_club: Path):
+    with serve_fixture(FIXTURES / "status-text-too-long") as server:
+        # What a running `appsdk dev` leaves behind; its pid must be alive for the file to count.
+        write_dev_state(book_club, DevState(url=server.url, host="127.0.0.1", port=server.port, pid=server.process.pid))
+        result, report = check_json(cwd=book_club)
+    assert report["summary"]["mode"] == "live" and report["summary"]["server"] == server.url
+    assert [f["rule"] for f in report["findings"]] == ["APPS301"]  # the served app, not the folder's
+    assert result.returncode == 1
+
+
+def test_help_mentions_the_modes():
+    result = appsdk("check", "--help", env={**os.environ, "COLUMNS": "200"})
+    assert result.returncode == 0
+    assert "--url" in result.stdout and "--strict" in result.stdout and "--json" in result.stdout
+
+
+# --- the HTML scanner, a pure function ---------------------------------------------------------------
+
+
+def test_the_scanner_finds_literal_outside_urls_only():
+    html = """<img srcset="https://img.example.com/a.png 1x, /local.png 2x">
+    <link rel="preconnect" href="https://ignored.example.com">
+    <iframe src="//frames.example.com/x"></iframe>
+    <div style="background: url('https://bg.example.com/b.png')"></div>
+    <style>@import url("https://css.example.com/x.css");</style>
+    <script>
+      const ws = new WebSocket("wss://live.example.com/socket");
+      fetch(`https://${host}/dynamic`);
+      fetch("/relative");
+      const data = "data:image/png;base64,xyz";
+    </script>"""
+    found = {(load.kind, load.origin) for load in outside_loads(html)}
+    assert found == {
+        ("resource", "https://img.example.com"),
+        ("frame", "https://frames.example.com"),
+        ("resource", "https://bg.example.com"),
+        ("resource", "https://css.example.com"),
+        ("connect", "wss://live.example.com"),
+    }
+
+
+def test_csp_sources_match_hosts_wildcards_and_ports():
+    assert allowed_by("https://api.example.com", ("https://api.example.com",))
+    assert allowed_by("https://api.example.com", ("api.example.com",))
+    assert allowed_by("https://a.cdn.example.com", ("https://*.cdn.example.com",))
+    assert not allowed_by("https://cdn.example.com", ("https://*.cdn.example.com",))
+    assert not allowed_by("https://api.example.com:8443", ("https://api.example.com",))
+    assert not allowed_by("http://api.example.com", ("https://api.example.com",))
+    assert not allowed_by("https://evil.com", ())
+    assert re.fullmatch(r"APPS\d{3}", RULES[0].id)
+
+
+def test_the_readme_documents_every_rule_as_it_is():
+    rows = re.findall(r"^\| (APPS\d{3}) \| `([a-z-]+)` \| (error|warning) \|", (REPO / "README.md").read_text(), re.M)
+    assert rows == [(rule.id, rule.name, rule.severity.value) for rule in RULES]
+
+
+def test_rules_run_without_the_cli_and_with_no_csp_every_outside_origin_counts():
+    """The capability on its own: a Snapshot in, findings out. No CSP declared blocks every outside origin."""
+    from appsdk_cli.checks import Snapshot, run_rules
+
+    uri = "ui://widget/w.html"
+    snapshot = Snapshot(
+        mode="live",
+        server="test",
+        tools=[{"name": "show", "inputSchema": {"type": "object"}, "_meta": {"ui": {"resourceUri": uri}}}],
+        resources=[{"uri": uri, "name": "w", "mimeType": "text/html;profile=mcp-app"}],
+        reads={uri: {"contents": [{"uri": uri, "text": '<script src="https://cdn.example.com/x.js"></script>'}]}},
+    )
+    report = run_rules(snapshot)
+    blocked = [f for f in report.findings if f.rule.id == "APPS505"]
+    assert len(blocked) == 1 and "declares no CSP" in blocked[0].message
+    assert "https://cdn.example.com" in blocked[0].hint
+    assert report.failed
