@@ -317,44 +317,19 @@ def _first_line(error: BaseException) -> str:
 def check_mcp(url: str, *, timeout: float = 10.0) -> str:
     """Prove `url` answers an MCP initialize; return the server's name.
 
-    TLS is verified against the system trust store; OpenSSL's defaults honour SSL_CERT_FILE and
-    SSL_CERT_DIR, which is how a local certificate is trusted. Verification is never turned off.
+    Over HTTPS, TLS is verified against the system trust store: OpenSSL's defaults honour SSL_CERT_FILE
+    and SSL_CERT_DIR, which is how a local certificate is trusted. Verification is never turned off.
     """
-    import json
-    import ssl
+    from appsdk_cli.client import HttpTransport, McpClient
 
-    import httpx
-
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "appsdk-tunnel-check", "version": "1"},
-        },
-    }
-    headers = {
-        "Accept": "application/json, text/event-stream",
-        # ngrok's free tier answers browsers with a warning page; this header skips it.
-        "ngrok-skip-browser-warning": "1",
-    }
+    # ngrok's free tier answers browsers with a warning page; this header skips it.
+    transport = HttpTransport(url, timeout=timeout, headers={"ngrok-skip-browser-warning": "1"})
     try:
-        response = httpx.post(url, json=request, headers=headers, timeout=timeout, verify=ssl.create_default_context())
-    except httpx.HTTPError as error:
-        raise TunnelError(f"{url} did not answer: {_first_line(error)}") from None
-    if response.status_code != 200:
-        raise TunnelError(f"{url} answered HTTP {response.status_code} to an MCP initialize, not 200")
-    body = response.text
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
-        data = [line[5:].strip() for line in body.splitlines() if line.startswith("data:")]
-        body = data[0] if data else ""
-    try:
-        answer = json.loads(body)
-        return str(answer["result"]["serverInfo"]["name"])
-    except (ValueError, KeyError, TypeError):
-        raise TunnelError(f"{url} answered, but not with an MCP initialize result") from None
+        with McpClient(transport) as client:
+            assert client.server is not None
+            return client.server.name
+    except AppsdkError as problem:
+        raise TunnelError(f"{url} did not answer an MCP initialize: {problem.message}", detail=problem.detail) from None
 
 
 def watch(
