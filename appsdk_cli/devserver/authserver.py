@@ -408,7 +408,8 @@ class DevAuthServer:
             for route in create_auth_routes(
                 self, issuer, client_registration_options=registration, revocation_options=revocation
             )
-            if route.path != "/.well-known/oauth-authorization-server"
+            # Ours instead: mcp's revocation handler requires a client_secret field even from a public client.
+            if route.path not in ("/.well-known/oauth-authorization-server", "/revoke")
         ]
         metadata = build_metadata(issuer, None, registration, revocation).model_dump(mode="json", exclude_none=True)
         auth_methods = ["none", "client_secret_post", "client_secret_basic"]
@@ -459,6 +460,22 @@ class DevAuthServer:
                 return HTMLResponse(_page("Pick one of the test users."), 400)
             return RedirectResponse(self._approve(pending.client_id, params, user), 302)
 
+        async def revoke(request: Request) -> Response:
+            from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
+
+            try:
+                client = await ClientAuthenticator(self).authenticate_request(request)
+            except AuthenticationError as problem:
+                return no_store({"error": "invalid_client", "error_description": problem.message}, 401)
+            token = str((await request.form()).get("token", ""))
+            if not token:
+                return no_store({"error": "invalid_request", "error_description": "token is required"}, 400)
+            found = await self.load_access_token(token) or await self.load_refresh_token(client, token)
+            # RFC 7009 section 2.2: an unknown token, or another client's, is answered 200 all the same.
+            if found is not None and found.client_id == client.client_id:
+                await self.revoke_token(found)
+            return Response(status_code=200, headers={"Cache-Control": "no-store"})
+
         async def introspect(request: Request) -> Response:
             if not self._resource_server(request.headers.get("authorization", "")):
                 return JSONResponse(
@@ -476,6 +493,7 @@ class DevAuthServer:
             Route("/consent", consent_page, methods=["GET"]),
             Route("/consent", consent_submit, methods=["POST"]),
             Route("/introspect", introspect, methods=["POST"]),
+            Route("/revoke", revoke, methods=["POST"]),
         ]
         return Starlette(routes=routes)
 
