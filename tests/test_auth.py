@@ -362,3 +362,25 @@ def test_auth_user_must_be_a_test_user_and_needs_an_auth_app(tmp_path: Path):
     plain = scaffold("plain", tmp_path).path
     without = appsdk("dev", str(plain), "--auth-user", "ada", "--port", str(free_port()), timeout=30)
     assert without.returncode == 2 and "[tool.appsdk.auth]" in without.stderr
+
+
+def test_new_auth_scaffold_depends_on_mcp_only_and_its_tests_pass(tmp_path: Path):
+    import tomllib
+
+    result = appsdk("new", "reading-room", "--auth", "--path", str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    project = tmp_path / "reading-room"
+    config = tomllib.loads((project / "pyproject.toml").read_text())
+    assert [d.split(">")[0] for d in config["project"]["dependencies"]] == ["mcp"]
+    assert config["tool"]["appsdk"]["auth"]["users"] == ["ada", "grace"]
+    assert "auth.py" in result.stdout and '"auth": true' in result.stdout
+    assert "{{" not in "".join(p.read_text() for p in project.rglob("*") if p.is_file())
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "6 passed" in tests.stdout
