@@ -49,6 +49,13 @@ def error(problem: AppsdkError, *, verbose: bool = False) -> None:
         console.print(escape(problem.detail), soft_wrap=True)
 
 
+def notice(message: str) -> None:
+    """A step the user should know about (a sign-in opening the browser), on stderr so --json stays clean."""
+    from rich.markup import escape
+
+    stderr().print(f"[dim]{escape(message)}[/]", soft_wrap=True)
+
+
 def warning(message: str) -> None:
     from rich.markup import escape
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -256,7 +257,7 @@ def test_no_token_or_a_forged_one_gets_401(flow: Flow):
 
 
 def test_pkce_plain_and_a_missing_challenge_are_refused(flow: Flow):
-    verifier, challenge = pkce()
+    verifier, _ = pkce()
     plain = flow.authorize(verifier, code_challenge_method="plain")
     query = parse_qs(urlsplit(plain.headers["location"]).query)
     assert query["error"] == ["invalid_request"] and "code" not in query
@@ -266,7 +267,7 @@ def test_pkce_plain_and_a_missing_challenge_are_refused(flow: Flow):
 
 
 def test_a_missing_or_wrong_code_verifier_is_refused(flow: Flow):
-    verifier, challenge = pkce()
+    challenge = pkce()[1]
     code = flow.code(challenge)
     without = flow.token(grant_type="authorization_code", code=code, redirect_uri=CALLBACK)
     assert without.status_code == 400 and without.json()["error"] == "invalid_request"
@@ -384,3 +385,93 @@ def test_new_auth_scaffold_depends_on_mcp_only_and_its_tests_pass(tmp_path: Path
     )
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "6 passed" in tests.stdout
+
+
+# --- appsdk call against a protected server ----------------------------------------------------------
+
+
+def test_call_with_token_and_a_refused_token(dev: DevServer, flow: Flow, tmp_path: Path):
+    token = flow.sign_in()["access_token"]
+    env = {"APPSDK_HOME": str(tmp_path / "home")}
+    result = appsdk("call", "whoami", "--url", dev.url, "--token", token, "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    assert '"subject": "ada"' in result.stdout
+    assert token not in result.stdout + result.stderr
+
+    bad = appsdk("call", "whoami", "--url", dev.url, "--token", "not-a-token", "--verbose", env=env)
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("error:") and "refused the token: HTTP 401" in bad.stderr
+    assert "not-a-token" not in bad.stdout + bad.stderr and "Traceback" not in bad.stderr
+    # With --token nothing is signed in or cached behind the caller's back.
+    assert not (tmp_path / "home" / "tokens").exists()
+
+
+def fake_browser(tmp_path: Path) -> tuple[Path, Path]:
+    """$BROWSER for webbrowser: follows the authorization page's redirect (to appsdk's callback) and logs each URL."""
+    log = tmp_path / "browser.log"
+    script = tmp_path / "browser"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import sys, urllib.request\n"
+        f"open({str(log)!r}, 'a').write(sys.argv[1] + '\\n')\n"
+        "urllib.request.urlopen(sys.argv[1], timeout=30).read()\n"
+    )
+    script.chmod(0o755)
+    return script, log
+
+
+def test_call_signs_in_on_401_caches_refreshes_and_relinks(dev: DevServer, tmp_path: Path):
+    home = tmp_path / "home"
+    browser, log = fake_browser(tmp_path)
+    env = {"APPSDK_HOME": str(home), "BROWSER": str(browser)}
+
+    first = appsdk("call", "whoami", "--url", dev.url, "--json", env=env)
+    assert first.returncode == 0, first.stderr
+    assert '"subject": "ada"' in first.stdout and '"scopes": ["books:read"]' in first.stdout
+    assert "signing in to" in first.stderr
+    assert len(log.read_text().splitlines()) == 1
+    (cache,) = (home / "tokens").iterdir()
+    assert cache.stat().st_mode & 0o777 == 0o600
+    cached = json.loads(cache.read_text())
+    assert cached["resource"] == dev.url
+    for secret in (cached["access_token"], cached["refresh_token"]):
+        assert secret not in first.stdout + first.stderr + dev.out() + dev.err()
+
+    again = appsdk("call", "list-books", "--url", dev.url, "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    assert len(log.read_text().splitlines()) == 1  # the cached token: no second sign-in
+
+    # The tool needs books:write: the error result's challenge makes appsdk sign in again for it.
+    write = appsdk("call", "suggest-book", "title=Emma", "author=Jane Austen", "--url", dev.url, "--json", env=env)
+    assert write.returncode == 0, write.stderr
+    assert '"by": "ada"' in write.stdout
+    assert "scope=books%3Aread+books%3Awrite" in log.read_text().splitlines()[-1]
+
+    # A revoked token: the server answers 401 and appsdk signs in again by itself.
+    cached = json.loads(cache.read_text())
+    origin = dev.url.removesuffix("/mcp")
+    httpx.post(origin + "/revoke", data={"token": cached["access_token"], "client_id": cached["client_id"]})
+    after = appsdk("call", "whoami", "--url", dev.url, "--json", env=env)
+    assert after.returncode == 0, after.stderr
+    assert len(log.read_text().splitlines()) == 3
+
+
+def test_call_refreshes_an_expired_token_without_the_browser(tmp_path: Path):
+    server = start_dev(auth_project(tmp_path, access_token_seconds=31), "--auth-user", "grace")
+    try:
+        home = tmp_path / "home"
+        browser, log = fake_browser(tmp_path)
+        env = {"APPSDK_HOME": str(home), "BROWSER": str(browser)}
+        assert appsdk("call", "whoami", "--url", server.url, env=env).returncode == 0
+        # 31 s tokens count as expired at once (appsdk refreshes 30 s early): this call must refresh.
+        (cache,) = (home / "tokens").iterdir()
+        before = json.loads(cache.read_text())
+        time.sleep(1.1)
+        refreshed = appsdk("call", "whoami", "--url", server.url, "--json", env=env)
+        assert refreshed.returncode == 0, refreshed.stderr
+        assert '"subject": "grace"' in refreshed.stdout
+        after = json.loads(cache.read_text())
+        assert after["refresh_token"] != before["refresh_token"]
+        assert len(log.read_text().splitlines()) == 1
+    finally:
+        stop(server.process)

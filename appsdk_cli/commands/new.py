@@ -20,9 +20,7 @@ def new(
     ] = False,
     auth: Annotated[
         bool,
-        typer.Option(
-            "--auth", help="Make the app an OAuth 2.1 protected resource (users sign in)."
-        ),
+        typer.Option("--auth", help="Make the app an OAuth 2.1 protected resource (users sign in)."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
