@@ -344,6 +344,9 @@ def check_mcp(url: str, *, timeout: float = 10.0) -> str:
         response = httpx.post(url, json=request, headers=headers, timeout=timeout, verify=ssl.create_default_context())
     except httpx.HTTPError as error:
         raise TunnelError(f"{url} did not answer: {_first_line(error)}") from None
+    if response.status_code == 401 and "resource_metadata=" in response.headers.get("www-authenticate", ""):
+        # A protected app (RFC 9728 challenge): answering it proves the tunnel reaches the MCP endpoint.
+        return "a protected MCP server (sign-in required)"
     if response.status_code != 200:
         raise TunnelError(f"{url} answered HTTP {response.status_code} to an MCP initialize, not 200")
     body = response.text

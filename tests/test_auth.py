@@ -304,14 +304,14 @@ def test_a_token_for_another_resource_is_refused(flow: Flow):
 
 
 def test_an_expired_token_gets_401(tmp_path: Path):
-    server = start_dev(auth_project(tmp_path, access_token_seconds=1), "--auth-user", "ada")
+    server = start_dev(auth_project(tmp_path, access_token_seconds=3), "--auth-user", "ada")
     try:
         flow = Flow(server.url)
         flow.discover()
         flow.register()
         token = flow.sign_in()["access_token"]
         assert flow.mcp("tools/list", token=token).status_code == 200
-        time.sleep(2.2)
+        time.sleep(4.2)
         assert flow.mcp("tools/list", token=token).status_code == 401
     finally:
         stop(server.process)

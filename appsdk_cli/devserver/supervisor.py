@@ -120,7 +120,6 @@ class Supervisor:
         if config.auth is not None:
             refuse_exposed(config.host, config.behind_tunnel)
         self._auth: DevAuthServer | None = None
-        self._public_url: str | None = None
         self._sock: socket.socket | None = None
         self._workers: dict[int, _Worker] = {}
         self._live: _Worker | None = None
@@ -202,6 +201,9 @@ class Supervisor:
         With the authorization server, the public origin becomes the issuer and the public /mcp URL the
         token audience, and the app reloads to learn them.
         """
+        self._write_dev_state(public_url)
+        if self._auth is None:
+            return
         with self._pending.lock:
             self._pending.public_url = (public_url,)
         self._wake()
@@ -276,8 +278,6 @@ class Supervisor:
         )
 
     def _apply_public_url(self, public_url: str | None) -> None:
-        self._public_url = public_url
-        self._write_dev_state(public_url)
         if self._auth is None:
             return
         origin = self.local_origin
@@ -287,6 +287,7 @@ class Supervisor:
         if origin == self._auth.origin:
             return
         self._auth.set_origin(origin)
+        self._write_dev_state(public_url)  # with the new issuer
         self._emit_auth()
         # The app reads its issuer and audience at import: a fresh worker picks up the new ones.
         self._reload(("(tunnel URL)",), time.monotonic())
