@@ -63,6 +63,34 @@ class ProtocolError(AppsdkError):
         self.code = code
 
 
+class AuthRequired(ProtocolError):
+    """The server answered 401: it wants a bearer token (exit 1 unless appsdk can sign in).
+
+    `resource_metadata` and `scope` come from the `WWW-Authenticate: Bearer` challenge (RFC 9728 / 6750).
+    """
+
+    def __init__(
+        self, message: str, *, resource_metadata: str | None, scope: str | None, error: str | None, detail: str | None
+    ) -> None:
+        super().__init__(message, detail=detail)
+        self.resource_metadata = resource_metadata
+        self.scope = scope
+        self.error = error
+
+
+def parse_bearer_challenge(header: str) -> dict[str, str] | None:
+    """The auth-params of a `Bearer` challenge in a WWW-Authenticate header, or None if there is none."""
+    import re
+
+    match = re.search(r"(?:^|,\s*)Bearer\b(.*)", header or "", re.IGNORECASE)
+    if match is None:
+        return None
+    params: dict[str, str] = {}
+    for name, quoted, bare in re.findall(r'([A-Za-z_][\w-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))', match.group(1)):
+        params[name.lower()] = quoted.replace('\\"', '"') if quoted or not bare else bare
+    return params
+
+
 class Transport(Protocol):
     """Carries JSON-RPC messages; `exchange` returns the response to a request (None for a notification)."""
 
@@ -120,11 +148,21 @@ def parse_sse(lines: Iterable[bytes]) -> Iterator[SseEvent]:
 class HttpTransport:
     """Streamable HTTP on one kept-alive `http.client` connection."""
 
-    def __init__(self, url: str, *, timeout: float = DEFAULT_TIMEOUT, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        headers: dict[str, str] | None = None,
+        token: str | None = None,
+    ) -> None:
         self.url = url
         self.description = url
         self.timeout = timeout
         self.extra_headers = dict(headers or {})
+        if token:
+            # Never shown: --verbose details and errors are built from the server's answers, not our headers.
+            self.extra_headers["Authorization"] = f"Bearer {token}"
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._connection: http.client.HTTPConnection | None = None
@@ -216,11 +254,11 @@ class HttpTransport:
             # Notifications (and responses we send) get 202 Accepted with no body.
             body = response.read()
             if status >= 400:
-                raise self._http_error(status, body)
+                raise self._http_error(status, body, response=response)
             return None
         content_type = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
         if status >= 400:
-            raise self._http_error(status, response.read(), content_type)
+            raise self._http_error(status, response.read(), content_type, response=response)
         try:
             if content_type == "text/event-stream":
                 return self._read_stream(response, message["id"], on_other)
@@ -266,15 +304,29 @@ class HttpTransport:
 
     def _post_reply(self, reply: Message) -> None:
         """Answer a request the server made mid-stream, on a connection of its own."""
-        side = HttpTransport(self.url, timeout=self.timeout, headers=self.extra_headers)
+        side = HttpTransport(self.url, timeout=self.timeout, headers=self.extra_headers)  # the token too
         side.session_id, side.protocol_version = self.session_id, self.protocol_version
         try:
             side.exchange(reply, on_other=lambda _: None)
         finally:
             side._drop_connection()
 
-    def _http_error(self, status: int, body: bytes, content_type: str = "") -> AppsdkError:
+    def _http_error(
+        self, status: int, body: bytes, content_type: str = "", response: http.client.HTTPResponse | None = None
+    ) -> AppsdkError:
         text = body[:2000].decode("utf-8", "replace")
+        challenge = parse_bearer_challenge(response.getheader("WWW-Authenticate") or "") if response else None
+        if status == 401:
+            challenge = challenge or {}
+            refused = "refused the token" if "Authorization" in self.extra_headers else "wants you to sign in"
+            why = f" ({challenge['error_description']})" if challenge.get("error_description") else ""
+            return AuthRequired(
+                f"{self.description} {refused}: HTTP 401{why}",
+                resource_metadata=challenge.get("resource_metadata"),
+                scope=challenge.get("scope"),
+                error=challenge.get("error"),
+                detail=text,
+            )
         # A JSON-RPC error in the body says more than the status line.
         try:
             error = json.loads(text).get("error") if text else None
@@ -557,12 +609,14 @@ def connect(
     timeout: float = DEFAULT_TIMEOUT,
     trace: Tracer | None = None,
     cwd: str | None = None,
+    token: str | None = None,
 ) -> McpClient:
-    """A client for the server at `url`, or for the stdio server that `stdio` starts (a shell-style command)."""
+    """A client for the server at `url` (with a bearer `token` if given), or for the stdio server that
+    `stdio` starts (a shell-style command)."""
     if stdio is not None:
         transport: Transport = StdioTransport(stdio, timeout=timeout, cwd=cwd)
     elif url is not None:
-        transport = HttpTransport(url, timeout=timeout)
+        transport = HttpTransport(url, timeout=timeout, token=token)
     else:
         raise ValueError("connect() needs a url or a stdio command")
     return McpClient(transport, trace=trace)

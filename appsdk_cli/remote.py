@@ -7,14 +7,22 @@ against what the server declares, send it, and hand back what came back for rend
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from appsdk_cli.appmeta import ResourceMeta, ToolMeta, resource_meta, tool_meta
-from appsdk_cli.client import DEFAULT_TIMEOUT, ConnectError, McpClient, ProtocolError, connect
+from appsdk_cli.client import (
+    DEFAULT_TIMEOUT,
+    AuthRequired,
+    ConnectError,
+    McpClient,
+    ProtocolError,
+    connect,
+    parse_bearer_challenge,
+)
 from appsdk_cli.errors import UsageError
 
 
@@ -26,6 +34,10 @@ class Target:
     source: str = "--url"  # "--url", "APPSDK_URL", ".appsdk/dev.json", "default" or "--stdio"
     stdio: str | None = None
     timeout: float = DEFAULT_TIMEOUT
+    # A bearer token given by the caller (--token): sent as is, never replaced by a sign-in.
+    token: str | None = field(default=None, repr=False)
+    # Told about an interactive sign-in (the renderer); None: a 401 is an error, no browser opens.
+    sign_in: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def description(self) -> str:
@@ -33,17 +45,27 @@ class Target:
 
 
 def resolve_target(
-    url: str | None, stdio: str | None, *, timeout: float = DEFAULT_TIMEOUT, cwd: Path | None = None
+    url: str | None,
+    stdio: str | None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    cwd: Path | None = None,
+    token: str | None = None,
+    sign_in: Callable[[str], None] | None = None,
 ) -> Target:
     """--stdio, else --url, else $APPSDK_URL, else the running `appsdk dev`, else the default URL."""
     if url and stdio:
         raise UsageError("give either --url or --stdio, not both")
+    if token is not None and not token.strip():
+        raise UsageError("--token is empty")
     if stdio is not None:
+        if token is not None:
+            raise UsageError("--token goes with an HTTP server, not --stdio")
         return Target(stdio=stdio, source="--stdio", timeout=timeout)
     from appsdk_cli.project import resolve_server_url
 
     location = resolve_server_url(url, cwd)
-    return Target(url=location.url, source=location.source, timeout=timeout)
+    return Target(url=location.url, source=location.source, timeout=timeout, token=token, sign_in=sign_in)
 
 
 _SOURCE_HINTS = {
@@ -56,15 +78,47 @@ _SOURCE_HINTS = {
 
 
 @contextmanager
-def session(target: Target) -> Iterator[McpClient]:
-    """A connected client; a server we cannot reach becomes one line that says where we looked and why."""
+def session(target: Target, *, scope: str | None = None) -> Iterator[McpClient]:
+    """A connected client; a server we cannot reach becomes one line that says where we looked and why.
+
+    A protected server gets the caller's --token, else the cached token for it; when it answers 401
+    (and the caller allows a sign-in) appsdk signs in, caches the tokens and connects again.
+    """
+    from appsdk_cli import oauth
+
+    token = target.token
+    if token is None and target.url is not None:
+        token = oauth.usable_token(target.url, timeout=target.timeout)
     try:
-        with connect(target.url, stdio=target.stdio, timeout=target.timeout) as client:
-            yield client
+        try:
+            client = _connected(target, token, scope)
+        except AuthRequired as challenge:
+            if target.token is not None or target.url is None or target.sign_in is None:
+                if target.token is None:
+                    challenge.message += "; sign in with `appsdk call` (it opens the browser) or pass --token"
+                raise
+            oauth.forget(target.url)
+            token = oauth.sign_in(
+                target.url,
+                resource_metadata=challenge.resource_metadata,
+                scope=scope or challenge.scope,
+                timeout=target.timeout,
+                notify=target.sign_in,
+            )
+            client = _connected(target, token, scope)
     except ConnectError as problem:
         if target.url and target.source != "--url":
             problem.message = f"{problem.message} ({_SOURCE_HINTS[target.source]})"
         raise
+    try:
+        yield client
+    finally:
+        client.transport.close()
+
+
+def _connected(target: Target, token: str | None, scope: str | None) -> McpClient:
+    client = connect(target.url, stdio=target.stdio, timeout=target.timeout, token=token)
+    return client.__enter__()  # the handshake; the transport is closed if it fails
 
 
 def close_matches(word: str, choices: list[str]) -> list[str]:
@@ -135,7 +189,29 @@ def call_tool(
             raise _unknown("tool", name, [str(t.get("name")) for t in tools], target.description)
         arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
         result = client.call_tool(name, arguments, meta or None)
+    scope = _relink_scope(result) if target.sign_in is not None and target.token is None else None
+    if scope is not None:
+        # The tool asked for more (insufficient_scope in `mcp/www_authenticate`): sign in again, as ChatGPT would.
+        from appsdk_cli import oauth
+
+        assert target.url is not None
+        oauth.forget(target.url)
+        with session(target, scope=scope) as client:
+            result = client.call_tool(name, arguments, meta or None)
     return CallOutcome(target, tool_meta(tool), arguments, result)
+
+
+def _relink_scope(result: dict[str, Any]) -> str | None:
+    """The scope a tool's error result asks the user to sign in again for, if it asks."""
+    meta = result.get("_meta") if result.get("isError") is True else None
+    challenges = meta.get("mcp/www_authenticate") if isinstance(meta, dict) else None
+    if isinstance(challenges, str):
+        challenges = [challenges]
+    for challenge in challenges if isinstance(challenges, list) else []:
+        params = parse_bearer_challenge(str(challenge)) or {}
+        if params.get("error") == "insufficient_scope" and params.get("scope"):
+            return params["scope"]
+    return None
 
 
 @dataclass

@@ -53,6 +53,13 @@ def error(problem: AppsdkError, *, verbose: bool = False) -> None:
         console.print(escape(problem.detail), soft_wrap=True)
 
 
+def notice(message: str) -> None:
+    """A step the user should know about (a sign-in opening the browser), on stderr so --json stays clean."""
+    from rich.markup import escape
+
+    stderr().print(f"[dim]{escape(message)}[/]", soft_wrap=True)
+
+
 def warning(message: str) -> None:
     from rich.markup import escape
 
@@ -66,6 +73,7 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
                 "name": result.name,
                 "path": str(result.path),
                 "widgetMimeType": result.flavor.value,
+                "auth": result.auth,
                 "files": [str(f) for f in result.files],
             }
         )
@@ -76,11 +84,17 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
     verb = "Updated" if result.replaced_existing else "Created"
     console.print(f"[green]{verb}[/] [bold]{escape(str(result.path))}[/] ({len(result.files)} files)")
     console.print(f"  widget MIME type: {result.flavor.value}")
+    if result.auth:
+        console.print("  sign-in: OAuth 2.1 resource server; appsdk dev runs a development authorization server")
     console.print()
     console.print("Next:")
     console.print(f"  cd {escape(str(result.path))}")
-    console.print("  appsdk dev                 [dim]# or: python server.py[/]")
-    console.print("  appsdk call list-books     [dim]# in a second terminal[/]")
+    if result.auth:
+        console.print("  appsdk dev --auth-user ada [dim]# sign-in approves as ada; drop it for a consent page[/]")
+        console.print("  appsdk call whoami         [dim]# in a second terminal: signs in, then calls[/]")
+    else:
+        console.print("  appsdk dev                 [dim]# or: python server.py[/]")
+        console.print("  appsdk call list-books     [dim]# in a second terminal[/]")
     console.print("  python -m pytest           [dim]# the app's own tests[/]")
 
 
@@ -411,6 +425,18 @@ def dev_event(event: DevEvent) -> None:
         warning(event.message)
     elif isinstance(event, events.AllowedHostAdded):
         stdout().print(f"now accepting Host {escape(event.host)}", soft_wrap=True)
+    elif isinstance(event, events.AuthServerStarted):
+        how = (
+            f"signs in as [bold]{escape(event.auto_user)}[/] without asking (--auth-user)"
+            if event.auto_user
+            else f"a consent page picks the test user ({escape(', '.join(event.users))})"
+        )
+        stdout().print(
+            f"[green]sign-in[/]: development authorization server at {escape(event.issuer)} [dim]"
+            f"(metadata {escape(event.issuer)}/.well-known/oauth-authorization-server)[/]; {how}; "
+            f"tokens are for {escape(event.resource)}",
+            soft_wrap=True,
+        )
     elif isinstance(event, events.Stopped):
         stdout().print("[dim]appsdk dev stopped[/]")
 

@@ -18,6 +18,8 @@ from pathlib import Path
 from appsdk_cli.errors import AppsdkError, UsageError
 
 TEMPLATE = "book-club"
+# `appsdk new --auth`: these files replace or join the template's (the protected resource server).
+AUTH_OVERLAY = "book-club-auth"
 _NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 # A template file named dot-X becomes .X: a real .gitignore inside the wheel would be dropped by
 # packaging tools that honour ignore files.
@@ -39,6 +41,7 @@ class ScaffoldResult:
     flavor: WidgetFlavor
     files: tuple[Path, ...]
     replaced_existing: bool
+    auth: bool = False
 
 
 def templates_root() -> Path:
@@ -72,10 +75,14 @@ def scaffold(
     *,
     force: bool = False,
     flavor: WidgetFlavor = WidgetFlavor.MCP_APPS,
+    auth: bool = False,
 ) -> ScaffoldResult:
-    """Create parent/name from the book-club template; raise AppsdkError and leave nothing on failure."""
+    """Create parent/name from the book-club template (with auth: its OAuth-protected variant);
+    raise AppsdkError and leave nothing on failure."""
     validate_name(name)
-    source = templates_root() / TEMPLATE
+    sources = [templates_root() / TEMPLATE]
+    if auth:
+        sources.append(templates_root() / AUTH_OVERLAY)
     parent = parent.expanduser()
     target = parent / name
     if parent.exists() and not parent.is_dir():
@@ -97,7 +104,8 @@ def scaffold(
         raise AppsdkError(f"cannot create the project in {parent}: {error.strerror or error}") from error
 
     try:
-        files = _render_tree(source, staging, {"app_name": name, "widget_mime_type": flavor.value})
+        values = {"app_name": name, "widget_mime_type": flavor.value}
+        files = sorted({path for source in sources for path in _render_tree(source, staging, values)})
         if occupied:
             _merge_into(staging, target, files)
         else:
@@ -108,7 +116,7 @@ def scaffold(
         shutil.rmtree(staging, ignore_errors=True)
         if not target.exists():
             _remove_created(created_parents)
-    return ScaffoldResult(name, target, flavor, tuple(sorted(files)), replaced_existing=occupied)
+    return ScaffoldResult(name, target, flavor, tuple(files), replaced_existing=occupied, auth=auth)
 
 
 def _render_tree(source: Path, destination: Path, values: dict[str, str]) -> list[Path]:

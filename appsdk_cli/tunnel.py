@@ -320,7 +320,7 @@ def check_mcp(url: str, *, timeout: float = 10.0) -> str:
     Over HTTPS, TLS is verified against the system trust store: OpenSSL's defaults honour SSL_CERT_FILE
     and SSL_CERT_DIR, which is how a local certificate is trusted. Verification is never turned off.
     """
-    from appsdk_cli.client import HttpTransport, McpClient
+    from appsdk_cli.client import AuthRequired, HttpTransport, McpClient
 
     # ngrok's free tier answers browsers with a warning page; this header skips it.
     transport = HttpTransport(url, timeout=timeout, headers={"ngrok-skip-browser-warning": "1"})
@@ -328,6 +328,11 @@ def check_mcp(url: str, *, timeout: float = 10.0) -> str:
         with McpClient(transport) as client:
             assert client.server is not None
             return client.server.name
+    except AuthRequired as challenge:
+        if challenge.resource_metadata:
+            # A protected app (RFC 9728 challenge): answering it proves the tunnel reaches the MCP endpoint.
+            return "a protected MCP server (sign-in required)"
+        raise TunnelError(f"{url} did not answer an MCP initialize: {challenge.message}") from None
     except AppsdkError as problem:
         raise TunnelError(f"{url} did not answer an MCP initialize: {problem.message}", detail=problem.detail) from None
 

@@ -361,3 +361,51 @@ def test_dev_domain_without_tunnel_is_usage_error(tmp_path):
     project = scaffold("book-club", tmp_path).path
     result = appsdk("dev", str(project), "--domain", "x.example.dev")
     assert result.returncode == 2 and "--tunnel" in result.stderr
+
+
+def test_dev_tunnel_with_auth_binds_tokens_to_the_public_url(tmp_path, tunnel_env, monkeypatch):
+    """Behind the tunnel the issuer is the public origin and the token audience the public /mcp URL."""
+    import base64
+
+    from test_auth import Flow, auth_project
+    from test_dev import start_dev, wait_until
+
+    for key, value in tunnel_env.items():
+        monkeypatch.setenv(key, value)
+    project = auth_project(tmp_path)
+    dev = start_dev(project, "--tunnel", "--auth-user", "ada")
+    try:
+        mcp_url = wait_until(
+            lambda: next((ln.strip() for ln in dev.out().splitlines() if ln.startswith("https://")), None),
+            message="the tunnel's URL in appsdk dev's output",
+        )
+        origin = mcp_url.removesuffix("/mcp")
+        wait_until(lambda: f"development authorization server at {origin}" in dev.out(), message="the public issuer")
+        flow = Flow(mcp_url, http=tls_client(tunnel_env))
+
+        def discovered() -> bool:
+            # The app reloads to learn its public audience: until the new worker serves, the old one
+            # still names the local issuer.
+            try:
+                flow.discover()
+            except AssertionError:
+                return False
+            return flow.resource == mcp_url
+
+        wait_until(discovered, message="the public resource in the protected resource metadata")
+        assert flow.metadata["issuer"] == origin
+        assert flow.metadata["token_endpoint"] == origin + "/token"
+        assert flow.register().status_code == 201
+        token = flow.sign_in()["access_token"]
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        assert claims["aud"] == mcp_url and claims["iss"] == origin
+        assert flow.call("whoami", {}, token).json()["result"]["structuredContent"]["subject"] == "ada"
+        # The same token works on the local URL: the app's audience is the public URL either way.
+        assert Flow(dev.url).call("whoami", {}, token).status_code == 200
+        assert json.loads((project / ".appsdk" / "dev.json").read_text())["extra"]["auth_issuer"] == origin
+        assert token not in dev.out() + dev.err()
+    finally:
+        dev.process.send_signal(signal.SIGINT)
+        dev.process.wait(timeout=30)
+    assert dev.process.returncode == 0, dev.err()

@@ -21,6 +21,21 @@ Stdio = Annotated[
 AsJson = Annotated[bool, typer.Option("--json", help="Print the result exactly as on the wire (camelCase JSON).")]
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait for each answer.", min=0.1)]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")]
+Token = Annotated[
+    str | None,
+    typer.Option(
+        "--token",
+        help="A bearer token for a protected server, sent as is. Without it appsdk signs in when the server "
+        "asks (401) and caches the tokens under APPSDK_HOME.",
+        show_default=False,
+    ),
+]
+
+
+def _target(url: str | None, stdio: str | None, timeout: float, token: str | None) -> Any:
+    from appsdk_cli import remote, render
+
+    return remote.resolve_target(url, stdio, timeout=timeout, token=token, sign_in=render.notice)
 
 
 def _parse_json_object(option: str, text: str | None) -> dict[str, Any] | None:
@@ -73,6 +88,7 @@ def call(
     as_json: AsJson = False,
     timeout: Timeout = 30.0,
     verbose: Verbose = False,
+    token: Token = None,
 ) -> None:
     """Call a tool and show what ChatGPT would get: status texts, structuredContent, content, widget _meta.
 
@@ -82,7 +98,7 @@ def call(
     from appsdk_cli import remote, render
     from appsdk_cli.errors import AppsdkError
 
-    target = remote.resolve_target(url, stdio, timeout=timeout)
+    target = _target(url, stdio, timeout, token)
     hints = remote.request_meta(
         locale=locale,
         user_agent=user_agent,
@@ -96,21 +112,31 @@ def call(
 
 
 def tools(
-    url: Url = None, stdio: Stdio = None, as_json: AsJson = False, timeout: Timeout = 30.0, verbose: Verbose = False
+    url: Url = None,
+    stdio: Stdio = None,
+    as_json: AsJson = False,
+    timeout: Timeout = 30.0,
+    verbose: Verbose = False,
+    token: Token = None,
 ) -> None:
     """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility."""
     from appsdk_cli import remote, render
 
-    render.tools_list(remote.list_tools(remote.resolve_target(url, stdio, timeout=timeout)), as_json=as_json)
+    render.tools_list(remote.list_tools(_target(url, stdio, timeout, token)), as_json=as_json)
 
 
 def resources(
-    url: Url = None, stdio: Stdio = None, as_json: AsJson = False, timeout: Timeout = 30.0, verbose: Verbose = False
+    url: Url = None,
+    stdio: Stdio = None,
+    as_json: AsJson = False,
+    timeout: Timeout = 30.0,
+    verbose: Verbose = False,
+    token: Token = None,
 ) -> None:
     """List the server's resources (widget templates are ui:// URIs) with their MIME types."""
     from appsdk_cli import remote, render
 
-    render.resources_list(remote.list_resources(remote.resolve_target(url, stdio, timeout=timeout)), as_json=as_json)
+    render.resources_list(remote.list_resources(_target(url, stdio, timeout, token)), as_json=as_json)
 
 
 def read(
@@ -120,10 +146,9 @@ def read(
     as_json: AsJson = False,
     timeout: Timeout = 30.0,
     verbose: Verbose = False,
+    token: Token = None,
 ) -> None:
     """Read one resource and print its contents (a widget's HTML, its _meta)."""
     from appsdk_cli import remote, render
 
-    render.resource_contents(
-        remote.read_resource(remote.resolve_target(url, stdio, timeout=timeout), uri), as_json=as_json
-    )
+    render.resource_contents(remote.read_resource(_target(url, stdio, timeout, token), uri), as_json=as_json)

@@ -49,16 +49,28 @@ def dev(
             "--authtoken", help="With --tunnel: the ngrok authtoken (default: $NGROK_AUTHTOKEN, ngrok's config)."
         ),
     ] = None,
+    auth_user: Annotated[
+        str | None,
+        typer.Option(
+            "--auth-user",
+            help="Sign-in approves at once as this test user: /authorize redirects straight back (scripts, tests).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the app at http://HOST:PORT/mcp and reload it on every save."""
     from appsdk_cli import render
+    from appsdk_cli.devserver.authserver import auth_config, refuse_exposed
     from appsdk_cli.devserver.hosts import is_loopback, security_lists
-    from appsdk_cli.project import app_target
+    from appsdk_cli.project import app_target, read_config
 
     project = path.resolve()
     app_target(project)  # a missing folder or a malformed target fails before anything starts
+    auth = auth_config(read_config(project), auth_user)
     extra = tuple(allow_host or ())
     security_lists(host, extra)  # a malformed --allow-host is a usage error (exit 2)
+    if auth is not None:
+        refuse_exposed(host, behind_tunnel=tunnel)
     if not is_loopback(host):
         render.warning(
             f"serving on {host}: other machines on your network can reach the app; "
@@ -71,13 +83,19 @@ def dev(
     from appsdk_cli.devserver.supervisor import DevConfig, Supervisor
 
     config = DevConfig(
-        project=project, host=host, port=port, reload=not no_reload, allowed_hosts=extra, transport=transport
+        project=project,
+        host=host,
+        port=port,
+        reload=not no_reload,
+        allowed_hosts=extra,
+        transport=transport,
+        auth=auth,
+        behind_tunnel=tunnel,
     )
     if not tunnel:
         Supervisor(config, observer=render.dev_event).run()
         return
 
-    from appsdk_cli.project import read_config
     from appsdk_cli.tunnel import TunnelSettings, configured_domain
 
     attachment = _TunnelAttachment(

@@ -18,6 +18,10 @@ def new(
         bool,
         typer.Option("--skybridge", help="Serve the widget as text/html+skybridge (ChatGPT only) instead of MCP Apps."),
     ] = False,
+    auth: Annotated[
+        bool,
+        typer.Option("--auth", help="Make the app an OAuth 2.1 protected resource (users sign in)."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Scaffold a working book-club app: server, widget and tests."""
@@ -25,5 +29,5 @@ def new(
     from appsdk_cli.scaffold import WidgetFlavor, scaffold
 
     flavor = WidgetFlavor.SKYBRIDGE if skybridge else WidgetFlavor.MCP_APPS
-    result = scaffold(name, path, force=force, flavor=flavor)
+    result = scaffold(name, path, force=force, flavor=flavor, auth=auth)
     render.scaffold_result(result, as_json=as_json)

@@ -65,9 +65,20 @@ class AllowedHostAdded:
 
 
 @dataclass(frozen=True)
+class AuthServerStarted:
+    """The development authorization server serves (again, with a new issuer once a tunnel opens)."""
+
+    issuer: str
+    resource: str  # the token audience
+    users: tuple[str, ...]
+    scopes: tuple[str, ...]
+    auto_user: str | None
+
+
+@dataclass(frozen=True)
 class Stopped:
     reason: str = "stopped"
     extra: dict[str, str] = field(default_factory=dict)
 
 
-DevEvent = Started | Reloaded | AppBroken | AppExited | AllowedHostAdded | Stopped
+DevEvent = Started | Reloaded | AppBroken | AppExited | AllowedHostAdded | AuthServerStarted | Stopped

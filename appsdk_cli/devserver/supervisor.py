@@ -29,12 +29,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from appsdk_cli.devserver import worker as worker_module
+from appsdk_cli.devserver.authserver import AuthConfig, DevAuthServer, json_error, refuse_exposed
 from appsdk_cli.devserver.events import (
     AllowedHostAdded,
     AppBroken,
     AppExited,
+    AuthServerStarted,
     DevEvent,
     Reloaded,
     Started,
@@ -69,6 +72,10 @@ class DevConfig:
     transport: Transport = Transport.STREAMABLE_HTTP
     # How long a replaced worker may finish requests it already accepted (a slow tool call).
     drain_seconds: float = 30.0
+    # Run the development authorization server on the app's origin (the app declares [tool.appsdk.auth]).
+    auth: AuthConfig | None = None
+    # A tunnel will front this server: the only way the authorization server may listen beyond loopback.
+    behind_tunnel: bool = False
 
 
 @dataclass
@@ -92,6 +99,7 @@ class _Pending:
     changes: set[str] = field(default_factory=set)
     hosts: list[str] = field(default_factory=list)
     stop_requests: int = 0
+    public_url: tuple[str | None] | None = None  # set (as a 1-tuple) when the tunnel's URL changed
 
 
 class Supervisor:
@@ -109,6 +117,9 @@ class Supervisor:
         self._on_bound = on_bound
         self._extra_hosts: list[str] = list(config.allowed_hosts)
         security_lists(config.host, tuple(self._extra_hosts))  # bad --allow-host values fail before binding
+        if config.auth is not None:
+            refuse_exposed(config.host, config.behind_tunnel)
+        self._auth: DevAuthServer | None = None
         self._sock: socket.socket | None = None
         self._workers: dict[int, _Worker] = {}
         self._live: _Worker | None = None
@@ -176,9 +187,26 @@ class Supervisor:
             self._pending.hosts.append(host)
         self._wake()
 
+    @property
+    def local_origin(self) -> str:
+        return f"http://{url_host(self.config.host)}:{self.port}"
+
+    @property
+    def auth_server(self) -> DevAuthServer | None:
+        return self._auth
+
     def record_public_url(self, public_url: str | None) -> None:
-        """Tell other commands (through .appsdk/dev.json) where a tunnel exposes this server."""
+        """Tell other commands (through .appsdk/dev.json) where a tunnel exposes this server. Thread-safe.
+
+        With the authorization server, the public origin becomes the issuer and the public /mcp URL the
+        token audience, and the app reloads to learn them.
+        """
         self._write_dev_state(public_url)
+        if self._auth is None:
+            return
+        with self._pending.lock:
+            self._pending.public_url = (public_url,)
+        self._wake()
 
     def stop(self) -> None:
         """Ask run() to stop everything and return. Thread-safe and signal-safe."""
@@ -191,6 +219,8 @@ class Supervisor:
         if handle_signals is None:
             handle_signals = threading.current_thread() is threading.main_thread()
         self.bind()
+        if self.config.auth is not None and self._auth is None:
+            self._auth = DevAuthServer(self.config.auth, self.local_origin, self.config.transport.path)
         worker_module.preload()
         previous = self._install_signals() if handle_signals else None
         try:
@@ -229,8 +259,38 @@ class Supervisor:
                 pid=os.getpid(),
             )
         )
+        if self._auth is not None:
+            self._emit_auth()
         if self._on_bound is not None:
             self._on_bound(self)
+
+    def _emit_auth(self) -> None:
+        assert self._auth is not None
+        config = self._auth.config
+        self._emit(
+            AuthServerStarted(
+                issuer=self._auth.issuer,
+                resource=self._auth.resource,
+                users=config.users,
+                scopes=config.scopes,
+                auto_user=config.auto_user,
+            )
+        )
+
+    def _apply_public_url(self, public_url: str | None) -> None:
+        if self._auth is None:
+            return
+        origin = self.local_origin
+        if public_url:
+            parts = urlsplit(public_url)
+            origin = f"{parts.scheme}://{parts.netloc}"
+        if origin == self._auth.origin:
+            return
+        self._auth.set_origin(origin)
+        self._write_dev_state(public_url)  # with the new issuer
+        self._emit_auth()
+        # The app reads its issuer and audience at import: a fresh worker picks up the new ones.
+        self._reload(("(tunnel URL)",), time.monotonic())
 
     def _write_dev_state(self, public_url: str | None) -> None:
         state = DevState(
@@ -240,6 +300,7 @@ class Supervisor:
             pid=os.getpid(),
             transport=self.config.transport.value,
             public_url=public_url,
+            extra={"auth_issuer": self._auth.issuer} if self._auth is not None else {},
         )
         write_dev_state(self.project, state)
         self._dev_state_written = True
@@ -260,8 +321,11 @@ class Supervisor:
         with self._pending.lock:
             changes, self._pending.changes = self._pending.changes, set()
             hosts, self._pending.hosts = self._pending.hosts, []
+            public_url, self._pending.public_url = self._pending.public_url, None
         for host in hosts:
             self._allow_host(host)
+        if public_url is not None and self._started:
+            self._apply_public_url(public_url[0])
         if changes and self._started:
             self._reload(tuple(sorted(changes)), time.monotonic())
 
@@ -306,6 +370,18 @@ class Supervisor:
             self._on_serving(worker)
         elif kind == "stopped":
             self._on_stopped_accepting(worker.pid)
+        elif kind == "auth-http":
+            self._answer_auth(worker, message)
+
+    def _answer_auth(self, worker: _Worker, message: dict[str, Any]) -> None:
+        if self._auth is None:
+            reply = json_error("appsdk dev runs no authorization server for this app")
+        else:
+            try:
+                reply = self._auth.handle(message)
+            except Exception as problem:  # a bug here must not take the whole dev server down
+                reply = json_error(f"the development authorization server failed: {type(problem).__name__}")
+        self._send(worker, {"type": "auth-http-reply", "id": message.get("id"), **reply})
 
     def _on_ready(self, worker: _Worker, message: dict[str, Any]) -> None:
         worker.state = "ready"
@@ -424,6 +500,8 @@ class Supervisor:
             fallback_message=fallback,
             # An SSE stream never finishes on its own and its session dies with the worker anyway.
             drain_seconds=1.0 if self.config.transport is Transport.SSE else self.config.drain_seconds,
+            auth_server=self._auth is not None,
+            environment=tuple(self._auth.app_environment(self.local_origin).items()) if self._auth else (),
         )
 
     def _parent_fds(self) -> list[int]:
@@ -483,6 +561,8 @@ class Supervisor:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(worker.pid, 0)
             self._forget(worker)
+        if self._auth is not None:
+            self._auth.close()
         if self._dev_state_written:
             remove_dev_state(self.project, pid=os.getpid())
         if self._sock is not None:

@@ -7,7 +7,8 @@ because the supervisor never imports them.
 The conversation with the supervisor is one JSON object per line over two pipes:
 
     worker -> supervisor   ready {ok, tools | summary, traceback, missing}   serving   stopped
-    supervisor -> worker   go   retire   allow-host {host, origins}
+                           auth-http {id, method, path, query, headers, body}
+    supervisor -> worker   go   retire   allow-host {host, origins}   auth-http-reply {id, status, headers, body}
 
 `ready` is sent once the app is imported (or failed to import); the worker then waits for `go` before
 it accepts connections, so the supervisor decides when the previous worker stops accepting.
@@ -67,6 +68,10 @@ class WorkerSpec:
     fallback_message: str | None = None
     # How long a retired worker may finish requests it already accepted before it is stopped.
     drain_seconds: float = 30.0
+    # Set when the supervisor runs the development authorization server: its paths are forwarded there.
+    auth_server: bool = False
+    # Set in the worker's environment before the app is imported (the dev authorization server's settings).
+    environment: tuple[tuple[str, str], ...] = ()
 
 
 class TargetMissing(Exception):
@@ -149,6 +154,7 @@ def _become_worker(spec: WorkerSpec) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)
+    os.environ.update(dict(spec.environment))
     # Python's .pyc check is mtime-in-seconds plus size: two same-size saves within a second would
     # load the stale bytecode we wrote ourselves. Compiling the project's few files is cheap.
     sys.dont_write_bytecode = True
@@ -202,13 +208,17 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
             app = loaded.asgi
             channel.send({"type": "ready", "ok": True, "tools": loaded.tools})
 
+    forwarder = AuthForwarder(channel) if spec.auth_server else None
+    if forwarder is not None:
+        app = forwarder.wrap(app, security)
+
     def apply(message: dict[str, Any]) -> None:
         _apply_message(message, security)
 
     if not channel.wait_for("go", apply):
         return 0
     _quiet_logging()
-    return asyncio.run(_serve(app, sock, channel, security, spec.drain_seconds))
+    return asyncio.run(_serve(app, sock, channel, security, spec.drain_seconds, forwarder))
 
 
 def load_app(spec: WorkerSpec, security: Any) -> LoadedApp:
@@ -374,7 +384,14 @@ def _jsonrpc_errors(body: bytes, message: str) -> Any:
     return error_for(parsed)
 
 
-async def _serve(app: ASGIApp, sock: socket.socket, channel: Channel, security: Any, drain_seconds: float) -> int:
+async def _serve(
+    app: ASGIApp,
+    sock: socket.socket,
+    channel: Channel,
+    security: Any,
+    drain_seconds: float,
+    forwarder: AuthForwarder | None = None,
+) -> int:
     config = uvicorn.Config(
         app,
         log_config=None,
@@ -397,10 +414,14 @@ async def _serve(app: ASGIApp, sock: socket.socket, channel: Channel, security: 
                 task = loop.create_task(_retire(server, sock, channel, drain_seconds))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
+            elif message.get("type") == "auth-http-reply" and forwarder is not None:
+                forwarder.resolve(message)
             else:
                 _apply_message(message, security)
         if closed:
             loop.remove_reader(channel.read_fd)
+            if forwarder is not None:
+                forwarder.fail_all()
             server.stop()
 
     loop.add_reader(channel.read_fd, on_message)
@@ -424,6 +445,84 @@ async def _retire(server: WorkerServer, sock: socket.socket, channel: Channel, d
     while server.server_state.connections and loop.time() < deadline:
         await asyncio.sleep(0.01)
     server.stop()
+
+
+class AuthForwarder:
+    """Hands the authorization server's paths to the supervisor, which holds its state across reloads.
+
+    A request becomes one `auth-http` message on the worker's pipe; the answer comes back as
+    `auth-http-reply` and is matched by id. Everything else goes to the app untouched.
+    """
+
+    def __init__(self, channel: Channel) -> None:
+        from appsdk_cli.devserver.authserver import AUTH_PATHS, MAX_BODY
+
+        self._channel = channel
+        self._paths = frozenset(AUTH_PATHS)
+        self._max_body = MAX_BODY
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._next_id = 0
+
+    def wrap(self, app: ASGIApp, security: Any) -> ASGIApp:
+        checker = TransportSecurityMiddleware(security)
+
+        async def routed(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http" or scope["path"] not in self._paths:
+                await app(scope, receive, send)
+                return
+            # The same DNS-rebinding protection as /mcp: a page on a foreign name must not sign anyone in.
+            rejected = await checker.validate_request(Request(scope, receive), is_post=False)
+            if rejected is not None:
+                await rejected(scope, receive, send)
+            else:
+                await self._forward(scope, receive, send)
+
+        return _closing_connections(routed)
+
+    async def _forward(self, scope: Scope, receive: Receive, send: Send) -> None:
+        import base64
+
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if len(body) > self._max_body:
+                await PlainTextResponse("request body too large\n", status_code=413)(scope, receive, send)
+                return
+            if not message.get("more_body"):
+                break
+        self._next_id += 1
+        request_id = self._next_id
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        self._channel.send(
+            {
+                "type": "auth-http",
+                "id": request_id,
+                "method": scope["method"],
+                "path": scope["path"],
+                "query": scope.get("query_string", b"").decode("latin-1"),
+                "headers": [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", [])],
+                "body": base64.b64encode(body).decode(),
+            }
+        )
+        try:
+            reply = await future
+        finally:
+            self._waiting.pop(request_id, None)
+        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in reply.get("headers", [])]
+        await send({"type": "http.response.start", "status": int(reply["status"]), "headers": headers})
+        await send({"type": "http.response.body", "body": base64.b64decode(reply.get("body", ""))})
+
+    def resolve(self, message: dict[str, Any]) -> None:
+        future = self._waiting.get(int(message.get("id", -1)))
+        if future is not None and not future.done():
+            future.set_result(message)
+
+    def fail_all(self) -> None:
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_result({"status": 503, "headers": [], "body": ""})
 
 
 class WorkerServer(uvicorn.Server):
