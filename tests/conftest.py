@@ -215,3 +215,22 @@ def apps_home(tmp_path: Path) -> AppsHome:
     home.mkdir()
     cwd.mkdir()
     return AppsHome(home, cwd)
+
+
+# --- the independent Node clients (tests/interop) ------------------------------------------------------
+
+INTEROP = Path(__file__).resolve().parent / "interop"
+INSPECTOR = (
+    INTEROP / "node_modules" / "@modelcontextprotocol" / "inspector" / "clients" / "launcher" / "build" / "index.js"
+)
+
+
+@pytest.fixture(scope="session")
+def node_clients() -> Path:
+    if not INSPECTOR.is_file() or not (INTEROP / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        # `npm install`, not `npm ci`: an optional dependency in this tree is missing from some registries.
+        installed = subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund"], cwd=INTEROP, capture_output=True, text=True, timeout=600
+        )
+        assert installed.returncode == 0, installed.stdout + installed.stderr
+    return INTEROP

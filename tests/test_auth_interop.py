@@ -1,9 +1,14 @@
-"""The protected scaffold and the development authorization server, driven by a client no one here wrote:
+"""The protected scaffold and the development authorization server, driven by clients no one here wrote:
 the mcp Python SDK's own OAuth client (`mcp.client.auth.OAuthClientProvider`), which discovers, registers,
-runs the code flow with PKCE and calls tools by itself; none of appsdk's client code is involved."""
+runs the code flow with PKCE and calls tools by itself; and the official TypeScript SDK client calling
+with a bearer token. None of appsdk's client code is involved in either."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -16,7 +21,7 @@ from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from test_auth import auth_project
+from test_auth import Flow, auth_project
 from test_dev import DevServer, start_dev
 
 REDIRECT = "http://127.0.0.1:9/sdk-callback"
@@ -94,3 +99,35 @@ def test_the_mcp_sdk_oauth_client_signs_in_and_calls(dev: DevServer, tmp_path: P
     assert storage.client is not None and storage.client.client_secret is None  # registered as a public client
     assert storage.tokens is not None and storage.tokens.refresh_token
     assert storage.tokens.access_token not in dev.out() + dev.err()
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or shutil.which("npm") is None,
+    reason="node and npm are not installed here; this part needs them to run the TypeScript SDK client",
+)
+def test_the_typescript_sdk_client_calls_with_a_bearer_token(dev: DevServer, node_clients: Path):
+    flow = Flow(dev.url)
+    flow.discover()
+    assert flow.register().status_code == 201
+    token = flow.sign_in()["access_token"]
+
+    def typescript(*args: str, bearer: str | None) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, **({"MCP_BEARER_TOKEN": bearer} if bearer else {})}
+        return subprocess.run(
+            ["node", "sdk-client.mjs", dev.url, *args],
+            cwd=node_clients,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    signed_in = typescript("whoami", "{}", bearer=token)
+    assert signed_in.returncode == 0, signed_in.stderr
+    answer = json.loads(signed_in.stdout)
+    assert "whoami" in answer["tools"]
+    assert answer["call"]["structuredContent"]["subject"] == "grace"
+
+    refused = typescript("whoami", "{}", bearer=None)
+    assert refused.returncode != 0
+    assert "401" in refused.stderr or "Unauthorized" in refused.stderr

@@ -11,34 +11,18 @@ import json
 import shutil
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from conftest import RunningServer, appsdk, serve_fixture, serve_project, stop
+from conftest import INSPECTOR, INTEROP, RunningServer, appsdk, serve_fixture, serve_project, stop
 
 from appsdk_cli.scaffold import WidgetFlavor, scaffold
 
-INTEROP = Path(__file__).resolve().parent / "interop"
-INSPECTOR = (
-    INTEROP / "node_modules" / "@modelcontextprotocol" / "inspector" / "clients" / "launcher" / "build" / "index.js"
-)
 WIDGET = "ui://widget/book-list.html"
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or shutil.which("npm") is None,
     reason="node and npm are not installed here; the interoperability test needs them to run the TypeScript clients",
 )
-
-
-@pytest.fixture(scope="module")
-def node_clients() -> Path:
-    if not INSPECTOR.is_file() or not (INTEROP / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        # `npm install`, not `npm ci`: an optional dependency in this tree is missing from some registries.
-        installed = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund"], cwd=INTEROP, capture_output=True, text=True, timeout=600
-        )
-        assert installed.returncode == 0, installed.stdout + installed.stderr
-    return INTEROP
 
 
 @pytest.fixture(scope="module")
