@@ -25,6 +25,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain click help: typer's rich help imports rich.markdown and markdown-it, about 0.1 s on every
+    # --help and usage error, which is most of what `appsdk --help` would cost.
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -45,17 +48,18 @@ def _root(
     """Build, run, tunnel and test apps for ChatGPT (Apps SDK and MCP Apps)."""
 
 
-app.command()(new)
-app.command()(dev)
-app.command()(call)
-app.command()(tools)
-app.command()(resources)
-app.command()(read)
-app.command()(check)
-app.command()(preview)
-app.command()(tunnel)
-app.add_typer(apps)
-app.command("app-server")(app_server)
+# Short lines for the command list; each command's docstring is its full --help.
+app.command(short_help="Scaffold the book-club app: server, widget and tests.")(new)
+app.command(short_help="Serve the app with hot reload (--tunnel: and over HTTPS).")(dev)
+app.command(short_help="Call a tool the way ChatGPT does and show what each side gets.")(call)
+app.command(short_help="List the tools with their Apps SDK metadata.")(tools)
+app.command(short_help="List the resources and their MIME types.")(resources)
+app.command(short_help="Print one resource (a widget's HTML and _meta).")(read)
+app.command(short_help="Lint the app against ChatGPT's and the MCP Apps rules.")(check)
+app.command(short_help="Render a tool's widget in a local ChatGPT-like host.")(preview)
+app.command(short_help="Open an ngrok HTTPS tunnel and print the /mcp URL for ChatGPT.")(tunnel)
+app.add_typer(apps, short_help="The local apps registry: add, list, installed, read.")
+app.command("app-server", short_help="Serve the Codex app/* methods on stdio (JSONL).")(app_server)
 
 
 def main() -> None:

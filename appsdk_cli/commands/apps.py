@@ -19,7 +19,9 @@ apps = typer.Typer(
     no_args_is_help=True,
 )
 
-AppId = Annotated[str, typer.Argument(help="The app id: letters, digits, '-' and '_'.", show_default=False)]
+AppId = Annotated[
+    str, typer.Argument(help="The app id: letters, digits, '-' and '_'.", show_default=False, metavar="ID")
+]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the app-server method's result (camelCase JSON).")]
 Timeout = Annotated[
     float, typer.Option("--timeout", help="Seconds each app's server gets to answer tools/list.", min=0.1)
@@ -98,7 +100,7 @@ def installed(
 
 @apps.command("read")
 def read(
-    app_ids: Annotated[list[str], typer.Argument(help="Up to 100 app ids.", show_default=False)],
+    app_ids: Annotated[list[str], typer.Argument(help="Up to 100 app ids.", show_default=False, metavar="ID")],
     tools: Annotated[bool, typer.Option("--tools", help="Include tool summaries (includeTools).")] = False,
     as_json: AsJson = False,
     timeout: Timeout = 10.0,

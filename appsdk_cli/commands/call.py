@@ -55,13 +55,15 @@ def _parse_json_object(option: str, text: str | None) -> dict[str, Any] | None:
 
 
 def call(
-    tool: Annotated[str, typer.Argument(help="The tool's name, as `appsdk tools` lists it.", show_default=False)],
+    tool: Annotated[
+        str, typer.Argument(help="The tool's name, as `appsdk tools` lists it.", show_default=False, metavar="TOOL")
+    ],
     arguments: Annotated[
         list[str] | None,
         typer.Argument(
             help="Arguments as KEY=VALUE, converted by the tool's inputSchema (arrays and objects as JSON).",
             show_default=False,
-            metavar="[KEY=VALUE]...",
+            metavar="KEY=VALUE",
         ),
     ] = None,
     args: Annotated[
@@ -140,7 +142,10 @@ def resources(
 
 
 def read(
-    uri: Annotated[str, typer.Argument(help="The resource URI, e.g. ui://widget/book-list.html.", show_default=False)],
+    uri: Annotated[
+        str,
+        typer.Argument(help="The resource URI, e.g. ui://widget/book-list.html.", show_default=False, metavar="URI"),
+    ],
     url: Url = None,
     stdio: Stdio = None,
     as_json: AsJson = False,

@@ -18,6 +18,7 @@ def check(
         typer.Argument(
             help="The app's project folder (or a .py file in it), imported in memory: no server, no port.",
             show_default=False,
+            metavar="PATH",
         ),
     ] = None,
     url: Annotated[

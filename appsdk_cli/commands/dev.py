@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 
 def dev(
     path: Annotated[
-        Path, typer.Argument(help="The app's project folder (server.py, or [tool.appsdk] app).", show_default=False)
+        Path,
+        typer.Argument(
+            help="The app's project folder (server.py, or [tool.appsdk] app).", show_default=False, metavar="PATH"
+        ),
     ] = Path("."),
     port: Annotated[int, typer.Option("--port", "-p", min=0, max=65535, help="The port to listen on.")] = 8000,
     host: Annotated[

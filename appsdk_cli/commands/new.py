@@ -7,7 +7,9 @@ import typer
 
 
 def new(
-    name: Annotated[str, typer.Argument(help="The project name; also its folder name.", show_default=False)],
+    name: Annotated[
+        str, typer.Argument(help="The project name; also its folder name.", show_default=False, metavar="NAME")
+    ],
     path: Annotated[
         Path, typer.Option("--path", help="The folder to create the project in.", show_default="current folder")
     ] = Path("."),

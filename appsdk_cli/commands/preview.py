@@ -27,13 +27,15 @@ class DisplayMode(StrEnum):
 
 
 def preview(
-    tool: Annotated[str, typer.Argument(help="The tool's name, as `appsdk tools` lists it.", show_default=False)],
+    tool: Annotated[
+        str, typer.Argument(help="The tool's name, as `appsdk tools` lists it.", show_default=False, metavar="TOOL")
+    ],
     arguments: Annotated[
         list[str] | None,
         typer.Argument(
             help="Arguments as KEY=VALUE, converted by the tool's inputSchema, exactly as `appsdk call` does.",
             show_default=False,
-            metavar="[KEY=VALUE]...",
+            metavar="KEY=VALUE",
         ),
     ] = None,
     args: Annotated[
