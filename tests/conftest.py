@@ -88,13 +88,14 @@ class RunningServer:
         return f"http://127.0.0.1:{self.port}/mcp"
 
 
-def serve_project(project: Path) -> RunningServer:
-    """Start `python server.py` in a scaffolded project, as its README says, on a free port."""
-    port = free_port()
+def serve(
+    command: list[str], port: int, *, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> RunningServer:
+    """Start a server process that will listen on `port`; wait until it does (its stderr on failure)."""
     process = subprocess.Popen(
-        [sys.executable, "server.py"],
-        cwd=project,
-        env={**os.environ, "PORT": str(port)},
+        command,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -104,6 +105,12 @@ def serve_project(project: Path) -> RunningServer:
         stop(process)
         raise AssertionError(process.stderr.read().decode()) from None
     return RunningServer(process, port)
+
+
+def serve_project(project: Path) -> RunningServer:
+    """Start `python server.py` in a scaffolded project, as its README says, on a free port."""
+    port = free_port()
+    return serve([sys.executable, "server.py"], port, cwd=project, env={"PORT": str(port)})
 
 
 @pytest.fixture(params=[WidgetFlavor.MCP_APPS, WidgetFlavor.SKYBRIDGE], ids=["mcp-apps", "skybridge"])
@@ -133,18 +140,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 def serve_fixture(script: str, *args: str, env: dict[str, str] | None = None) -> RunningServer:
     """Serve a tests/fixtures server over HTTP on a free port: `python SCRIPT http PORT ARGS...`."""
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(FIXTURES / script), "http", str(port), *args],
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        wait_for_port(port, process)
-    except AssertionError:
-        stop(process)
-        raise AssertionError(process.stderr.read().decode()) from None
-    return RunningServer(process, port)
+    return serve([sys.executable, str(FIXTURES / script), "http", str(port), *args], port, env=env)
 
 
 # --- the apps registry and `appsdk app-server` ---------------------------------------------------------

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import REPO, RunningServer, appsdk, free_port, stop, wait_for_port
+from conftest import REPO, RunningServer, appsdk, free_port, serve, stop
 
 from appsdk_cli.checks import RULES
 from appsdk_cli.checks.htmlscan import allowed_by, outside_loads
@@ -57,20 +57,11 @@ NO_ENV_URL = {"APPSDK_URL": ""}  # so a developer's own APPSDK_URL cannot redire
 @contextmanager
 def serve_fixture(folder: Path) -> Iterator[RunningServer]:
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(FIXTURES / "serve.py"), str(folder), str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    server = serve([sys.executable, str(FIXTURES / "serve.py"), str(folder), str(port)], port)
     try:
-        wait_for_port(port, process)
-    except AssertionError:
-        stop(process)
-        raise AssertionError(process.stderr.read().decode()) from None
-    try:
-        yield RunningServer(process, port)
+        yield server
     finally:
-        stop(process)
+        stop(server.process)
 
 
 def check_json(*args: str, cwd: Path | None = None) -> tuple[subprocess.CompletedProcess, dict]:
