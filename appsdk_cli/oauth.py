@@ -136,13 +136,13 @@ def sign_in(
     import httpx
 
     with httpx.Client(timeout=timeout, follow_redirects=True) as http:
-        prm = _get_json(http, resource_metadata or _default_metadata_url(server_url), "protected resource metadata")
+        prm = get_json(http, resource_metadata or default_metadata_url(server_url), "protected resource metadata")
         resource = str(prm.get("resource") or server_url)
         servers = prm.get("authorization_servers") or []
         if not servers:
             raise SignInError(f"{server_url}'s resource metadata names no authorization server")
         issuer = str(servers[0])
-        metadata = _authorization_server_metadata(http, issuer)
+        metadata = authorization_server_metadata(http, issuer)
         if "S256" not in (metadata.get("code_challenge_methods_supported") or []):
             raise SignInError(f"{issuer} does not support PKCE S256; appsdk will not sign in without it")
         for endpoint in ("authorization_endpoint", "token_endpoint"):
@@ -221,12 +221,12 @@ def _cached(resource: str, issuer: str, token_endpoint: str, client_id: str, ans
     )
 
 
-def _default_metadata_url(server_url: str) -> str:
+def default_metadata_url(server_url: str) -> str:
     parts = urlsplit(server_url)
     return f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path.rstrip('/')}"
 
 
-def _authorization_server_metadata(http: Any, issuer: str) -> dict[str, Any]:
+def authorization_server_metadata(http: Any, issuer: str) -> dict[str, Any]:
     parts = urlsplit(issuer)
     path = parts.path.rstrip("/")
     origin = f"{parts.scheme}://{parts.netloc}"
@@ -238,11 +238,11 @@ def _authorization_server_metadata(http: Any, issuer: str) -> dict[str, Any]:
     ]
     for url in candidates:
         with contextlib.suppress(SignInError):
-            return _get_json(http, url, "authorization server metadata")
+            return get_json(http, url, "authorization server metadata")
     raise SignInError(f"no authorization server metadata found for {issuer}")
 
 
-def _get_json(http: Any, url: str, what: str) -> dict[str, Any]:
+def get_json(http: Any, url: str, what: str) -> dict[str, Any]:
     import httpx
 
     try:

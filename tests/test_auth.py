@@ -475,3 +475,25 @@ def test_call_refreshes_an_expired_token_without_the_browser(tmp_path: Path):
         assert len(log.read_text().splitlines()) == 1
     finally:
         stop(server.process)
+
+
+def test_check_sees_the_protected_scaffold_as_chatgpt_would(dev: DevServer, flow: Flow, tmp_path: Path):
+    """The sign-in rules (APPS7xx) pass on the scaffold: without a token only discovery is checked (and
+    it says so); with one, the tools are checked too; in PATH mode the declarations are."""
+    env = {"APPSDK_URL": "", "APPSDK_HOME": str(tmp_path / "home")}
+    anonymous = appsdk("check", "--url", dev.url, "--json", env=env)
+    report = json.loads(anonymous.stdout)
+    assert anonymous.returncode == 0, anonymous.stdout + anonymous.stderr
+    assert [f["rule"] for f in report["findings"]] == ["APPS706"]
+
+    token = flow.sign_in()["access_token"]
+    signed_in = appsdk("check", "--url", dev.url, "--token", token, "--json", env=env)
+    report = json.loads(signed_in.stdout)
+    assert signed_in.returncode == 0, signed_in.stdout
+    assert not [f for f in report["findings"] if f["severity"] == "error" or f["rule"].startswith("APPS7")]
+    assert report["summary"]["tools"] == 3 and "whoami" in report["summary"]["called"]
+    assert token not in signed_in.stdout + signed_in.stderr
+
+    in_memory = appsdk("check", str(dev.project), "--json", env=env)
+    assert in_memory.returncode == 0, in_memory.stdout
+    assert not [f for f in json.loads(in_memory.stdout)["findings"] if f["rule"].startswith("APPS7")]

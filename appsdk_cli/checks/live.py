@@ -2,15 +2,77 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from appsdk_cli.checks.model import Snapshot
 from appsdk_cli.checks.plan import tools_to_call, uris_to_read
-from appsdk_cli.client import ProtocolError
+from appsdk_cli.client import AuthRequired, ProtocolError
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.remote import Target, session
 
 
 def collect_live(target: Target, *, call_tools: bool = True) -> Snapshot:
-    """List, read the widgets, call the safe tools. Unreachable or broken servers raise (exit 1)."""
+    """List, read the widgets, call the safe tools. Unreachable or broken servers raise (exit 1).
+
+    A protected server is first asked as a host that is not signed in would ask it, and the sign-in
+    discovery is recorded; without a token, that is all a check can see of it.
+    """
+    auth = probe_auth(target.url, timeout=target.timeout) if target.url else {}
+    try:
+        snapshot = _collect(target, call_tools=call_tools)
+    except AuthRequired:
+        if auth.get("status") != 401:
+            raise
+        auth["signInRequired"] = True
+        return Snapshot(mode="live", server=target.description, auth=auth)
+    snapshot.auth = auth
+    return snapshot
+
+
+def probe_auth(url: str, *, timeout: float) -> dict[str, Any]:
+    """An initialize with no token; for a 401, follow the challenge to the resource metadata and on to
+    the authorization server's metadata, recording what was found and what could not be read."""
+    import httpx
+
+    from appsdk_cli import oauth
+    from appsdk_cli.client import CLIENT_INFO, LATEST_HANDSHAKE_VERSION, parse_bearer_challenge
+
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO},
+    }
+    headers = {"Accept": "application/json, text/event-stream"}
+    try:
+        response = httpx.post(url, json=initialize, headers=headers, timeout=timeout)
+    except httpx.HTTPError:
+        return {}  # the session that follows says why the server cannot be reached
+    auth: dict[str, Any] = {"url": url, "status": response.status_code}
+    if response.status_code != 401:
+        return auth
+    auth["challenge"] = response.headers.get("www-authenticate", "")
+    metadata_url = (parse_bearer_challenge(auth["challenge"]) or {}).get("resource_metadata")
+    auth["resourceMetadataUrl"] = metadata_url
+    if not metadata_url:
+        return auth
+    with httpx.Client(timeout=timeout) as http:
+        try:
+            metadata = oauth.get_json(http, metadata_url, "resource metadata")
+        except oauth.SignInError as problem:
+            auth["resourceMetadataError"] = problem.message
+            return auth
+        auth["resourceMetadata"] = metadata
+        servers = metadata.get("authorization_servers")
+        if isinstance(servers, list) and servers and isinstance(servers[0], str):
+            try:
+                auth["authorizationServerMetadata"] = oauth.authorization_server_metadata(http, servers[0])
+            except oauth.SignInError as problem:
+                auth["authorizationServerError"] = problem.message
+    return auth
+
+
+def _collect(target: Target, *, call_tools: bool) -> Snapshot:
     with session(target) as client:
         snapshot = Snapshot(
             mode="live",

@@ -36,6 +36,10 @@ def check(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait for each step (import, answer, call).", min=0.1)
     ] = 30.0,
+    token: Annotated[
+        str | None,
+        typer.Option("--token", help="A bearer token for a protected server (live mode).", show_default=False),
+    ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")] = False,
 ) -> None:
     """Lint an app: widget links, MIME types, CSP, status texts, annotations, schemas and real outputs.
@@ -49,7 +53,7 @@ def check(
     from appsdk_cli import render
     from appsdk_cli.checks import check_source, choose_source
 
-    source = choose_source(path, url, timeout=timeout)
+    source = choose_source(path, url, timeout=timeout, token=token)
     report = check_source(source, timeout=timeout, call_tools=not no_calls, strict=strict)
     render.check_report(report, as_json=as_json)
     if report.failed:

@@ -45,6 +45,26 @@ class BookPicks(BaseModel):
     books: list[Book]
 
 
+class SignedInMember(BaseModel):
+    """The structuredContent of whoami."""
+
+    subject: str
+    scopes: list[str]
+    client: str | None = None
+
+
+class Suggestion(BaseModel):
+    title: str
+    author: str
+    by: str
+
+
+class Suggestions(BaseModel):
+    """The structuredContent of suggest-book: every suggestion so far."""
+
+    suggestions: list[Suggestion]
+
+
 PICKS: list[dict[str, str]] = [
     {"title": "Frankenstein", "author": "Mary Shelley"},
     {"title": "Pride and Prejudice", "author": "Jane Austen"},
@@ -127,7 +147,7 @@ def list_books(
     annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
     meta={"securitySchemes": auth.security_schemes(auth.READ)},
 )
-def whoami() -> CallToolResult:
+def whoami() -> Annotated[CallToolResult, SignedInMember]:
     token = auth.current_user()
     if token is None:
         return CallToolResult(content=[TextContent(type="text", text="Nobody is signed in.")], is_error=True)
@@ -148,7 +168,7 @@ def whoami() -> CallToolResult:
 def suggest_book(
     title: Annotated[str, Field(description="The book's title.")],
     author: Annotated[str, Field(description="The book's author.")],
-) -> CallToolResult:
+) -> Annotated[CallToolResult, Suggestions]:
     refused = auth.missing_scope(OAUTH, auth.WRITE)
     if refused is not None:
         return refused

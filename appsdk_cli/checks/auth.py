@@ -1,0 +1,193 @@
+"""Sign-in (OAuth 2.1): what a tool declares, and what a protected server shows a host that is not signed in.
+
+ChatGPT links an account by following the server's 401 challenge to its Protected Resource Metadata
+(RFC 9728), then to the authorization server's metadata (RFC 8414), where it needs the code flow with
+PKCE S256 and dynamic client registration. The declaration rules run in both modes; the discovery
+rules need HTTP, so they run in live mode, from the Snapshot's `auth` probe (see live.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, tool_target
+
+SCHEME_TYPES = ("noauth", "oauth2")
+
+SECURITY_SCHEMES_INVALID = Rule(
+    "APPS701",
+    "security-schemes-invalid",
+    Severity.ERROR,
+    "A tool's `securitySchemes` (or `_meta.securitySchemes`) that is not a list of `noauth` / `oauth2` "
+    "entries, or an `oauth2` entry whose `scopes` is not a list of strings",
+    "ChatGPT reads it to decide whether to link an account and for which scopes",
+)
+SECURITY_SCHEMES_MISMATCH = Rule(
+    "APPS702",
+    "security-schemes-mismatch",
+    Severity.ERROR,
+    "A tool whose top-level `securitySchemes` and `_meta.securitySchemes` differ",
+    "Clients that keep the field and clients that only see `_meta` would ask for different sign-ins",
+)
+CHALLENGE_WITHOUT_METADATA = Rule(
+    "APPS703",
+    "auth-challenge-without-metadata",
+    Severity.ERROR,
+    'A 401 from the MCP endpoint without `WWW-Authenticate: Bearer resource_metadata="…"`',
+    "The challenge is how ChatGPT finds the authorization server; without it the account cannot be linked",
+)
+RESOURCE_METADATA_INVALID = Rule(
+    "APPS704",
+    "resource-metadata-invalid",
+    Severity.ERROR,
+    "Protected Resource Metadata that cannot be read, names no authorization server, or whose `resource` "
+    "is not the server's MCP URL",
+    "ChatGPT binds the token to `resource` and signs in at `authorization_servers[0]`",
+)
+AUTHORIZATION_SERVER_INCOMPLETE = Rule(
+    "APPS705",
+    "authorization-server-incomplete",
+    Severity.ERROR,
+    "An authorization server whose metadata cannot be read, or that lacks the code flow, PKCE `S256` or "
+    "dynamic client registration",
+    "ChatGPT registers itself as a client and signs in with the code flow and PKCE S256; it needs all three",
+)
+SIGN_IN_REQUIRED = Rule(
+    "APPS706",
+    "tools-not-checked",
+    Severity.WARNING,
+    "A protected server checked without a token: its tools, widgets and outputs were not checked",
+    "Only a signed-in client can list them",
+)
+RULES = (
+    SECURITY_SCHEMES_INVALID,
+    SECURITY_SCHEMES_MISMATCH,
+    CHALLENGE_WITHOUT_METADATA,
+    RESOURCE_METADATA_INVALID,
+    AUTHORIZATION_SERVER_INCOMPLETE,
+    SIGN_IN_REQUIRED,
+)
+
+
+def check(snapshot: Snapshot) -> Iterator[Finding]:
+    yield from _declarations(snapshot)
+    if snapshot.auth:
+        yield from _discovery(snapshot.auth)
+
+
+def _declarations(snapshot: Snapshot) -> Iterator[Finding]:
+    for tool in snapshot.unique_tools():
+        name = str(tool.get("name", ""))
+        meta = tool.get("_meta") if isinstance(tool.get("_meta"), dict) else {}
+        declared = {
+            where: value
+            for where, value in (
+                ("securitySchemes", tool.get("securitySchemes")),
+                ("_meta.securitySchemes", meta.get("securitySchemes")),
+            )
+            if value is not None
+        }
+        for where, value in declared.items():
+            problem = _scheme_problem(value)
+            if problem:
+                yield Finding(
+                    SECURITY_SCHEMES_INVALID,
+                    tool_target(name),
+                    f"{name}: {where} {problem}",
+                    'declare e.g. [{"type": "oauth2", "scopes": ["books:read"]}], or [{"type": "noauth"}]',
+                )
+        if len(declared) == 2 and declared["securitySchemes"] != declared["_meta.securitySchemes"]:
+            yield Finding(
+                SECURITY_SCHEMES_MISMATCH,
+                tool_target(name),
+                f"{name}: securitySchemes and _meta.securitySchemes differ",
+                "set both from one value",
+            )
+
+
+def _scheme_problem(value: Any) -> str | None:
+    if not isinstance(value, list) or not value:
+        return "is not a non-empty list"
+    for entry in value:
+        kind = entry.get("type") if isinstance(entry, dict) else None
+        if kind not in SCHEME_TYPES:
+            return f"has an entry of type {kind!r}; the types are {', '.join(SCHEME_TYPES)}"
+        scopes = entry.get("scopes", [])
+        if kind == "oauth2" and not (isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)):
+            return "has an oauth2 entry whose scopes is not a list of strings"
+    return None
+
+
+def _discovery(auth: dict[str, Any]) -> Iterator[Finding]:
+    """`auth` is live.py's probe: the unauthenticated answer and, for a 401, what it leads to."""
+    if auth.get("status") != 401:
+        return
+    server = str(auth.get("url", ""))
+    target = f"server {server}"
+    if auth.get("signInRequired"):
+        yield Finding(
+            SIGN_IN_REQUIRED,
+            target,
+            f"{server} requires sign-in; its tools, widgets and outputs were not checked",
+            "pass --token TOKEN, or sign in once with `appsdk call` (the token is cached) and check again",
+        )
+    if not auth.get("resourceMetadataUrl"):
+        yield Finding(
+            CHALLENGE_WITHOUT_METADATA,
+            target,
+            f"{server} answers 401 with WWW-Authenticate {auth.get('challenge') or '(none)'!r}, "
+            "which names no resource_metadata",
+            "configure the server as a resource server (mcp: AuthSettings(resource_server_url=..., issuer_url=...))",
+        )
+        return
+    metadata = auth.get("resourceMetadata")
+    where = auth["resourceMetadataUrl"]
+    if not isinstance(metadata, dict):
+        yield Finding(
+            RESOURCE_METADATA_INVALID,
+            target,
+            f"the resource metadata at {where} cannot be read: {auth.get('resourceMetadataError')}",
+            "serve it at the URL the challenge names, as JSON",
+        )
+        return
+    servers = metadata.get("authorization_servers")
+    if not (isinstance(servers, list) and servers and all(isinstance(s, str) for s in servers)):
+        yield Finding(
+            RESOURCE_METADATA_INVALID,
+            target,
+            f"the resource metadata at {where} names no authorization_servers",
+            'add "authorization_servers": ["https://your-issuer.example"]',
+        )
+        return
+    if str(metadata.get("resource", "")).rstrip("/") != server.rstrip("/"):
+        yield Finding(
+            RESOURCE_METADATA_INVALID,
+            target,
+            f"the resource metadata says resource {metadata.get('resource')!r}, but the server is {server}",
+            "set resource_server_url to the MCP URL ChatGPT uses (the public one when tunnelled)",
+        )
+    issuer_metadata = auth.get("authorizationServerMetadata")
+    issuer = servers[0]
+    if not isinstance(issuer_metadata, dict):
+        yield Finding(
+            AUTHORIZATION_SERVER_INCOMPLETE,
+            target,
+            f"the authorization server {issuer} has no readable metadata: {auth.get('authorizationServerError')}",
+            "serve RFC 8414 metadata at /.well-known/oauth-authorization-server (or OpenID configuration)",
+        )
+        return
+    missing = []
+    if "code" not in (issuer_metadata.get("response_types_supported") or []):
+        missing.append('response type "code"')
+    if "S256" not in (issuer_metadata.get("code_challenge_methods_supported") or []):
+        missing.append("PKCE S256 (code_challenge_methods_supported)")
+    if not issuer_metadata.get("registration_endpoint"):
+        missing.append("dynamic client registration (registration_endpoint)")
+    if missing:
+        yield Finding(
+            AUTHORIZATION_SERVER_INCOMPLETE,
+            target,
+            f"the authorization server {issuer} lacks {', '.join(missing)}",
+            "enable them at the provider; ChatGPT registers itself and signs in with code + PKCE S256",
+        )
