@@ -225,9 +225,11 @@ class Supervisor:
         previous = self._install_signals() if handle_signals else None
         try:
             self._selector.register(self._wake_r, selectors.EVENT_READ, None)
-            self._start_first_worker()
+            # Watch before the first worker imports the app: a save made while it starts, or just after
+            # the "serving" line, must still reload it (changes seen before then wait in _pending).
             if self.config.reload:
                 self._start_watcher()
+            self._start_first_worker()
             self._loop()
         finally:
             self._shutdown()
@@ -319,14 +321,17 @@ class Supervisor:
                 self._read_worker(key.data)
         self._reap()
         with self._pending.lock:
-            changes, self._pending.changes = self._pending.changes, set()
             hosts, self._pending.hosts = self._pending.hosts, []
-            public_url, self._pending.public_url = self._pending.public_url, None
+            changes: set[str] = set()
+            public_url = None
+            if self._started:  # until the first worker serves, these wait; then they apply to it
+                changes, self._pending.changes = self._pending.changes, set()
+                public_url, self._pending.public_url = self._pending.public_url, None
         for host in hosts:
             self._allow_host(host)
-        if public_url is not None and self._started:
+        if public_url is not None:
             self._apply_public_url(public_url[0])
-        if changes and self._started:
+        if changes:
             self._reload(tuple(sorted(changes)), time.monotonic())
 
     def _stop_requested(self) -> bool:
