@@ -67,6 +67,11 @@ class ToolMeta:
             return False
         return self.ui_visibility is None or "model" in self.ui_visibility
 
+    @property
+    def widget_callable(self) -> bool:
+        """A widget may call it: ChatGPT's key allows it, or the standard visibility list names "app"."""
+        return self.widget_accessible is True or (self.ui_visibility is not None and "app" in self.ui_visibility)
+
 
 def tool_meta(tool: dict[str, Any]) -> ToolMeta:
     meta = _meta(tool)
@@ -128,7 +133,7 @@ def resource_meta(resource: dict[str, Any]) -> ResourceMeta:
     )
 
 
-# --- a widget's CSP, in both key styles (added for `appsdk check`; preview will enforce the same lists) ---
+# --- a widget's CSP, in both key styles (check judges it; preview enforces it) ---
 
 OPENAI_WIDGET_CSP = "openai/widgetCSP"
 OPENAI_WIDGET_DOMAIN = "openai/widgetDomain"

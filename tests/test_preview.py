@@ -22,7 +22,7 @@ import pytest
 from conftest import RunningServer, appsdk, free_port, pid_alive, stop, wait_for_port
 from preview_helpers import FIXTURE_APP
 
-from appsdk_cli.preview.csp import widget_csp
+from appsdk_cli.preview.csp import host_csp
 from appsdk_cli.preview.server import inject_bootstrap
 
 
@@ -45,7 +45,7 @@ def directives(header: str) -> dict[str, str]:
 
 
 def test_no_declared_csp_blocks_every_outside_origin():
-    csp = widget_csp({})
+    csp = host_csp({})
     assert not csp.declared
     found = directives(csp.header())
     assert found["default-src"] == "'none'"
@@ -71,7 +71,7 @@ def test_declared_domains_fill_their_directives_from_both_keys():
             "redirect_domains": ["https://checkout.example.com"],
         },
     }
-    csp = widget_csp(meta)
+    csp = host_csp(meta)
     found = directives(csp.header())
     assert found["connect-src"] == "https://api.example.com wss://live.example.com"
     for name in ("script-src", "style-src", "img-src", "font-src", "media-src"):
@@ -84,7 +84,7 @@ def test_declared_domains_fill_their_directives_from_both_keys():
 
 
 def test_an_origin_that_would_inject_directives_is_dropped():
-    csp = widget_csp({"ui": {"csp": {"connectDomains": ["https://ok.example.com", "x; script-src *", 7]}}})
+    csp = host_csp({"ui": {"csp": {"connectDomains": ["https://ok.example.com", "x; script-src *", 7]}}})
     assert directives(csp.header())["connect-src"] == "https://ok.example.com"
 
 

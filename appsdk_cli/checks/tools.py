@@ -73,15 +73,7 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 f"{meta.name}: renders widget {meta.template} but declares no outputSchema",
                 "annotate the return type (a pydantic model, or Annotated[CallToolResult, Model]) to get one",
             )
-        # Hidden from the model when ChatGPT's key says private, or the standard list leaves out "model";
-        # callable by a widget when ChatGPT's key allows it, or the standard list names "app" explicitly.
-        hidden = meta.openai_visibility == "private" or (
-            meta.ui_visibility is not None and "model" not in meta.ui_visibility
-        )
-        widget_may_call = meta.widget_accessible is True or (
-            meta.ui_visibility is not None and "app" in meta.ui_visibility
-        )
-        if hidden and not widget_may_call:
+        if not meta.model_visible and not meta.widget_callable:
             yield Finding(
                 WIDGET_ONLY_UNREACHABLE,
                 target,

@@ -14,17 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-# (MCP Apps key, ChatGPT key) per list. redirect_domains is ChatGPT's allow-list for openExternal, not CSP.
-_KEYS = {
-    "connect": ("connectDomains", "connect_domains"),
-    "resource": ("resourceDomains", "resource_domains"),
-    "frame": ("frameDomains", "frame_domains"),
-    "base_uri": ("baseUriDomains", "base_uri_domains"),
-}
+from appsdk_cli.appmeta import OPENAI_CSP_KEYS, UI_CSP_KEYS, widget_csp
 
 
 @dataclass(frozen=True)
-class WidgetCsp:
+class HostCsp:
     connect: tuple[str, ...] = ()
     resource: tuple[str, ...] = ()
     frame: tuple[str, ...] = ()
@@ -55,32 +49,31 @@ class WidgetCsp:
         )
 
 
-def _origins(value: Any) -> list[str]:
+# The lists a host turns into directives. redirect_domains is ChatGPT's allow-list for openExternal, not CSP.
+KINDS = ("connect", "resource", "frame", "base_uri")
+
+
+def _safe(origins: tuple[str, ...]) -> list[str]:
     # A CSP source cannot contain spaces, semicolons, commas or quotes: such an entry would inject
     # directives of its own, so it is dropped rather than passed through.
-    if not isinstance(value, list):
-        return []
-    return [v.strip() for v in value if isinstance(v, str) and v.strip() and not set(v.strip()) & set(" ;,'\"")]
+    return [o.strip() for o in origins if o.strip() and not set(o.strip()) & set(" ;,'\"")]
 
 
-def widget_csp(resource_meta: dict[str, Any] | None) -> WidgetCsp:
+def host_csp(resource_meta: dict[str, Any] | None) -> HostCsp:
     """The CSP for a widget resource whose `_meta` is `resource_meta` (as on the wire)."""
-    meta = resource_meta if isinstance(resource_meta, dict) else {}
-    ui = meta.get("ui") if isinstance(meta.get("ui"), dict) else {}
-    standard = ui.get("csp") if isinstance(ui.get("csp"), dict) else None
-    openai = meta.get("openai/widgetCSP") if isinstance(meta.get("openai/widgetCSP"), dict) else None
+    declared = widget_csp(resource_meta if isinstance(resource_meta, dict) else {})
     lists: dict[str, tuple[str, ...]] = {}
     differing: list[str] = []
-    for field, (camel, snake) in _KEYS.items():
-        one = _origins(standard.get(camel)) if standard else []
-        other = _origins(openai.get(snake)) if openai else []
-        lists[field] = tuple(dict.fromkeys([*one, *other]))
-        if standard is not None and openai is not None and set(one) != set(other):
-            differing.append(f"{camel}/{snake}")
+    for kind in KINDS:
+        standard = _safe((declared.ui or {}).get(kind, ()))
+        openai = _safe((declared.openai or {}).get(kind, ()))
+        lists[kind] = tuple(dict.fromkeys([*standard, *openai]))
+        if declared.ui is not None and declared.openai is not None and set(standard) != set(openai):
+            differing.append(f"{UI_CSP_KEYS[kind]}/{OPENAI_CSP_KEYS.get(kind, f'{kind}_domains')}")
     disagreement = None
     if differing:
         disagreement = (
             f"ui.csp and openai/widgetCSP list different origins ({', '.join(differing)}); "
             "the preview allows both, a host may read only one"
         )
-    return WidgetCsp(**lists, declared=standard is not None or openai is not None, disagreement=disagreement)
+    return HostCsp(**lists, declared=declared.declared, disagreement=disagreement)

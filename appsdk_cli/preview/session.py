@@ -14,7 +14,7 @@ from typing import Any
 from appsdk_cli.appmeta import WIDGET_MIME_TYPES, ToolMeta, tool_meta
 from appsdk_cli.client import ProtocolError
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.preview.csp import WidgetCsp, widget_csp
+from appsdk_cli.preview.csp import HostCsp, host_csp
 from appsdk_cli.remote import Target, call_tool, request_meta, session
 
 THEMES = ("light", "dark")
@@ -40,7 +40,7 @@ class WidgetTemplate:
     html: str
     mime_type: str | None
     meta: dict[str, Any]  # the resource _meta: the listing's, overlaid by the read contents'
-    csp: WidgetCsp
+    csp: HostCsp
 
 
 @dataclass
@@ -61,8 +61,7 @@ class PreviewSession:
 
 
 def widget_may_call(tool: dict[str, Any]) -> bool:
-    meta = tool_meta(tool)
-    return meta.widget_accessible is True or (meta.ui_visibility is not None and "app" in meta.ui_visibility)
+    return tool_meta(tool).widget_callable
 
 
 def _pick_contents(result: dict[str, Any], uri: str) -> dict[str, Any] | None:
@@ -97,7 +96,7 @@ def read_template(target: Target, uri: str, listed_meta: dict[str, Any] | None =
     if isinstance(item.get("_meta"), dict):
         meta.update(item["_meta"])
     mime = item.get("mimeType") if isinstance(item.get("mimeType"), str) else None
-    return WidgetTemplate(uri=uri, html=html, mime_type=mime, meta=meta, csp=widget_csp(meta))
+    return WidgetTemplate(uri=uri, html=html, mime_type=mime, meta=meta, csp=host_csp(meta))
 
 
 def prepare(
