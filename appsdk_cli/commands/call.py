@@ -18,6 +18,21 @@ Stdio = Annotated[
     str | None,
     typer.Option("--stdio", help='Start a stdio server with this command instead, e.g. "python server.py".'),
 ]
+# The tool and its arguments, as `call` and `preview` both take them.
+ToolName = Annotated[
+    str, typer.Argument(help="The tool's name, as `appsdk tools` lists it.", show_default=False, metavar="TOOL")
+]
+ToolArguments = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Arguments as KEY=VALUE, converted by the tool's inputSchema (arrays and objects as JSON).",
+        show_default=False,
+        metavar="KEY=VALUE",
+    ),
+]
+ArgsJson = Annotated[
+    str | None, typer.Option("--args", help="Arguments as one JSON object; KEY=VALUE words override its keys.")
+]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the result exactly as on the wire (camelCase JSON).")]
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait for each answer.", min=0.1)]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")]
@@ -55,20 +70,9 @@ def _parse_json_object(option: str, text: str | None) -> dict[str, Any] | None:
 
 
 def call(
-    tool: Annotated[
-        str, typer.Argument(help="The tool's name, as `appsdk tools` lists it.", show_default=False, metavar="TOOL")
-    ],
-    arguments: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Arguments as KEY=VALUE, converted by the tool's inputSchema (arrays and objects as JSON).",
-            show_default=False,
-            metavar="KEY=VALUE",
-        ),
-    ] = None,
-    args: Annotated[
-        str | None, typer.Option("--args", help="Arguments as one JSON object; KEY=VALUE words override its keys.")
-    ] = None,
+    tool: ToolName,
+    arguments: ToolArguments = None,
+    args: ArgsJson = None,
     url: Url = None,
     stdio: Stdio = None,
     locale: Annotated[

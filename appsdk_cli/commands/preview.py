@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from appsdk_cli.commands.call import Timeout, Url, Verbose
+from appsdk_cli.commands.call import ArgsJson, Timeout, ToolArguments, ToolName, Url, Verbose
 
 if TYPE_CHECKING:
     from appsdk_cli.preview import PreviewServer, PreviewSession
@@ -27,20 +27,9 @@ class DisplayMode(StrEnum):
 
 
 def preview(
-    tool: Annotated[
-        str, typer.Argument(help="The tool's name, as `appsdk tools` lists it.", show_default=False, metavar="TOOL")
-    ],
-    arguments: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Arguments as KEY=VALUE, converted by the tool's inputSchema, exactly as `appsdk call` does.",
-            show_default=False,
-            metavar="KEY=VALUE",
-        ),
-    ] = None,
-    args: Annotated[
-        str | None, typer.Option("--args", help="Arguments as one JSON object; KEY=VALUE words override its keys.")
-    ] = None,
+    tool: ToolName,
+    arguments: ToolArguments = None,
+    args: ArgsJson = None,
     url: Url = None,
     theme: Annotated[Theme, typer.Option("--theme", help="The host theme the widget starts with.")] = Theme.light,
     display_mode: Annotated[
