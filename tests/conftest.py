@@ -160,18 +160,9 @@ class Fleet:
 @pytest.fixture(scope="session")
 def fleet() -> Iterator[Fleet]:
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(FIXTURES / "apps_fleet.py"), str(port), "--slow-seconds", "30"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        wait_for_port(port, process)
-    except AssertionError:
-        stop(process)
-        raise AssertionError(process.stderr.read().decode()) from None
-    yield Fleet(process, port)
-    stop(process)
+    server = serve([sys.executable, str(FIXTURES / "apps_fleet.py"), str(port), "--slow-seconds", "30"], port)
+    yield Fleet(server.process, port)
+    stop(server.process)
 
 
 def dead_url() -> str:
@@ -230,3 +221,12 @@ def node_clients() -> Path:
         )
         assert installed.returncode == 0, installed.stdout + installed.stderr
     return INTEROP
+
+
+@pytest.fixture(scope="module")
+def counter_app() -> Iterator[RunningServer]:
+    """tests/fixtures/preview_app: a counter whose widget calls tools, keeps state and trips its CSP."""
+    port = free_port()
+    server = serve([sys.executable, str(FIXTURES / "preview_app" / "server.py"), str(port)], port)
+    yield server
+    stop(server.process)

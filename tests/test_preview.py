@@ -15,27 +15,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from conftest import RunningServer, appsdk, free_port, pid_alive, stop, wait_for_port
-from preview_helpers import FIXTURE_APP
+from conftest import RunningServer, appsdk, free_port, pid_alive
 
 from appsdk_cli.preview.csp import host_csp
 from appsdk_cli.preview.server import inject_bootstrap
-
-
-@pytest.fixture(scope="module")
-def counter_app() -> Iterator[RunningServer]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(FIXTURE_APP / "server.py"), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    wait_for_port(port, process)
-    yield RunningServer(process, port)
-    stop(process)
-
 
 # --- the CSP -------------------------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RunningServer, free_port, pid_alive, stop, wait_for_port
-from preview_helpers import FIXTURE_APP, command_of, decode_png, luminance_stats, marked_pids
+from conftest import RunningServer, pid_alive
+from preview_helpers import command_of, decode_png, luminance_stats, marked_pids
 
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
@@ -51,17 +51,6 @@ def page(browser) -> Iterator[object]:
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     yield context.new_page()
     context.close()
-
-
-@pytest.fixture(scope="module")
-def counter_app() -> Iterator[RunningServer]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(FIXTURE_APP / "server.py"), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    wait_for_port(port, process)
-    yield RunningServer(process, port)
-    stop(process)
 
 
 def serve(server: RunningServer, tool: str, words: list[str] | None = None, **options) -> PreviewServer:
