@@ -181,8 +181,10 @@ def sign_in(
             }
             authorize_url = f"{metadata['authorization_endpoint']}?{urlencode(query)}"
             notify(f"signing in to {resource}: opening {authorize_url} in your browser")
-            _open(authorize_url, open_browser)
-            answer = listener.wait(timeout=max(timeout, 120.0))
+            wait = max(timeout, 120.0)
+            if not _open(authorize_url, open_browser):
+                notify(f"no browser could be started here: open that URL yourself (waiting {wait:.0f} s)")
+            answer = listener.wait(timeout=wait)
 
         if answer.get("state") != state:
             raise SignInError("the sign-in came back with the wrong state; try again")
@@ -287,15 +289,18 @@ def _oauth_error(response: Any) -> str:
         return f"HTTP {response.status_code}"
 
 
-def _open(url: str, open_browser: Callable[[str], object] | None) -> None:
+def _open(url: str, open_browser: Callable[[str], object] | None) -> bool:
+    """Open the sign-in page; False when no browser could be started (the caller says what to do)."""
     if open_browser is not None:
         open_browser(url)
-        return
+        return True
     import webbrowser
 
-    # $BROWSER is honoured, so a script can answer the page itself; without one, the URL is printed above.
-    with contextlib.suppress(webbrowser.Error):
-        webbrowser.open(url)
+    # $BROWSER is honoured, so a script can answer the page itself.
+    try:
+        return bool(webbrowser.open(url))
+    except webbrowser.Error:
+        return False
 
 
 class _CallbackListener:
