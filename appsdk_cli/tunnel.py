@@ -175,13 +175,6 @@ class Tunnel:
 
         return self._pyngrok_config is not None and process.is_process_running(self._pyngrok_config.ngrok_path)
 
-    def agent_pid(self) -> int | None:
-        from pyngrok import process
-
-        if self._pyngrok_config is None or not process.is_process_running(self._pyngrok_config.ngrok_path):
-            return None
-        return process.get_process(self._pyngrok_config).proc.pid
-
     def reopen(self) -> tuple[TunnelEndpoints, bool]:
         """After the agent died: start it again; return the endpoints and whether the URL changed."""
         before = self.endpoints
