@@ -68,9 +68,9 @@ def main() -> None:
     try:
         app(standalone_mode=True)
     except AppsdkError as problem:
-        from appsdk_cli import render
+        from appsdk_cli.render.console import error
 
-        render.error(problem, verbose="--verbose" in sys.argv or "-v" in sys.argv)
+        error(problem, verbose="--verbose" in sys.argv or "-v" in sys.argv)
         sys.exit(problem.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)

@@ -1,7 +1,7 @@
 """What `call`, `tools`, `resources` and `read` ask of a running server, as result objects.
 
 The capability behind those commands, usable without the CLI: find the server, check the request
-against what the server declares, send it, and hand back what came back for render.py to show.
+against what the server declares, send it, and hand back what came back for the renderers to show.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def session(target: Target, *, scope: str | None = None) -> Iterator[McpClient]:
     A protected server gets the caller's --token, else the cached token for it; when it answers 401
     (and the caller allows a sign-in) appsdk signs in, caches the tokens and connects again.
     """
-    from appsdk_cli import oauth
+    from appsdk_cli.auth import client as oauth
 
     token = target.token
     if token is None and target.url is not None:
@@ -192,7 +192,7 @@ def call_tool(
     scope = _relink_scope(result) if target.sign_in is not None and target.token is None else None
     if scope is not None:
         # The tool asked for more (insufficient_scope in `mcp/www_authenticate`): sign in again, as ChatGPT would.
-        from appsdk_cli import oauth
+        from appsdk_cli.auth import client as oauth
 
         assert target.url is not None
         oauth.forget(target.url)

@@ -34,7 +34,7 @@ def probe_auth(url: str, *, timeout: float) -> dict[str, Any]:
     the authorization server's metadata, recording what was found and what could not be read."""
     import httpx
 
-    from appsdk_cli import oauth
+    from appsdk_cli.auth import client as oauth
     from appsdk_cli.client import CLIENT_INFO, LATEST_HANDSHAKE_VERSION, parse_bearer_challenge
 
     initialize = {

@@ -54,11 +54,11 @@ def add(
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored entry as JSON.")] = False,
 ) -> None:
     """Register an app (or update the one with this id) in apps.toml."""
-    from appsdk_cli import render
     from appsdk_cli.apps.registry import Paths, RegisteredApp, add_app
+    from appsdk_cli.render.apps import app_added
 
     entry = RegisteredApp(app_id, url, name or app_id, description, icon_url, icon_url_dark)
-    render.app_added(add_app(Paths.discover(), entry, workspace=workspace), as_json=as_json)
+    app_added(add_app(Paths.discover(), entry, workspace=workspace), as_json=as_json)
 
 
 @apps.command("remove")
@@ -68,18 +68,18 @@ def remove(
     as_json: Annotated[bool, typer.Option("--json", help="Print what was removed as JSON.")] = False,
 ) -> None:
     """Unregister an app. An id that is not registered is a usage error (exit 2)."""
-    from appsdk_cli import render
     from appsdk_cli.apps.registry import Paths, remove_app
+    from appsdk_cli.render.apps import app_removed
 
-    render.app_removed(remove_app(Paths.discover(), app_id, workspace=workspace), as_json=as_json)
+    app_removed(remove_app(Paths.discover(), app_id, workspace=workspace), as_json=as_json)
 
 
 @apps.command("list")
 def list_apps(as_json: AsJson = False, timeout: Timeout = 10.0, verbose: Verbose = False) -> None:
     """Every registered app as app/list sees it: accessible (its server lists tools) and enabled."""
-    from appsdk_cli import render
+    from appsdk_cli.render.apps import apps_list
 
-    render.apps_list(_service(timeout).list(), as_json=as_json)
+    apps_list(_service(timeout).list(), as_json=as_json)
 
 
 @apps.command("installed")
@@ -93,9 +93,9 @@ def installed(
 
     The snapshot is taken on first use and by --refresh, and kept under APPSDK_HOME/snapshots/.
     """
-    from appsdk_cli import render
+    from appsdk_cli.render.apps import apps_installed
 
-    render.apps_installed(_service(timeout).installed(force_refresh=refresh), as_json=as_json)
+    apps_installed(_service(timeout).installed(force_refresh=refresh), as_json=as_json)
 
 
 @apps.command("read")
@@ -111,11 +111,11 @@ def read(
     Exit 2 if an id is not registered, 1 if a registered app is missing (its server failed, or the
     apps feature is off); the apps that were found are printed either way.
     """
-    from appsdk_cli import render
     from appsdk_cli.errors import AppsdkError, UsageError
+    from appsdk_cli.render.apps import apps_read
 
     result = _service(timeout).read(list(app_ids), include_tools=tools)
-    render.apps_read(result, as_json=as_json)
+    apps_read(result, as_json=as_json)
     if result.unregistered:
         raise UsageError(f"not registered: {', '.join(result.unregistered)} (see `appsdk apps list`)")
     if not result.feature_enabled:
@@ -135,7 +135,7 @@ def app_server(
     """
     import sys
 
-    from appsdk_cli import render
     from appsdk_cli.apps.server import AppServer
+    from appsdk_cli.render.apps import server_log
 
-    AppServer(_service(timeout), stdin=sys.stdin.buffer, stdout=sys.stdout.buffer, log=render.server_log).serve()
+    AppServer(_service(timeout), stdin=sys.stdin.buffer, stdout=sys.stdout.buffer, log=server_log).serve()

@@ -48,9 +48,10 @@ Token = Annotated[
 
 
 def _target(url: str | None, stdio: str | None, timeout: float, token: str | None) -> Any:
-    from appsdk_cli import remote, render
+    from appsdk_cli import remote
+    from appsdk_cli.render.console import notice
 
-    return remote.resolve_target(url, stdio, timeout=timeout, token=token, sign_in=render.notice)
+    return remote.resolve_target(url, stdio, timeout=timeout, token=token, sign_in=notice)
 
 
 def _parse_json_object(option: str, text: str | None) -> dict[str, Any] | None:
@@ -101,8 +102,9 @@ def call(
     Exit codes: 0 ok; 1 the tool returned isError, or the server is unreachable or broke the protocol;
     2 the command line is wrong (unknown tool or parameter, a value of the wrong type).
     """
-    from appsdk_cli import remote, render
+    from appsdk_cli import remote
     from appsdk_cli.errors import AppsdkError
+    from appsdk_cli.render.calls import call_result
 
     target = _target(url, stdio, timeout, token)
     hints = remote.request_meta(
@@ -112,7 +114,7 @@ def call(
         extra=_parse_json_object("--meta", meta),
     )
     outcome = remote.call_tool(target, tool, list(arguments or []), args, hints)
-    render.call_result(outcome, as_json=as_json)
+    call_result(outcome, as_json=as_json)
     if outcome.is_error:
         raise AppsdkError(f"{tool} returned isError: {outcome.error_text()}")
 
@@ -126,9 +128,10 @@ def tools(
     token: Token = None,
 ) -> None:
     """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility."""
-    from appsdk_cli import remote, render
+    from appsdk_cli import remote
+    from appsdk_cli.render.calls import tools_list
 
-    render.tools_list(remote.list_tools(_target(url, stdio, timeout, token)), as_json=as_json)
+    tools_list(remote.list_tools(_target(url, stdio, timeout, token)), as_json=as_json)
 
 
 def resources(
@@ -140,9 +143,10 @@ def resources(
     token: Token = None,
 ) -> None:
     """List the server's resources (widget templates are ui:// URIs) with their MIME types."""
-    from appsdk_cli import remote, render
+    from appsdk_cli import remote
+    from appsdk_cli.render.calls import resources_list
 
-    render.resources_list(remote.list_resources(_target(url, stdio, timeout, token)), as_json=as_json)
+    resources_list(remote.list_resources(_target(url, stdio, timeout, token)), as_json=as_json)
 
 
 def read(
@@ -158,6 +162,7 @@ def read(
     token: Token = None,
 ) -> None:
     """Read one resource and print its contents (a widget's HTML, its _meta)."""
-    from appsdk_cli import remote, render
+    from appsdk_cli import remote
+    from appsdk_cli.render.calls import resource_contents
 
-    render.resource_contents(remote.read_resource(_target(url, stdio, timeout, token), uri), as_json=as_json)
+    resource_contents(remote.read_resource(_target(url, stdio, timeout, token), uri), as_json=as_json)

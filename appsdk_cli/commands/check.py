@@ -50,11 +50,11 @@ def check(
     Exit codes: 0 no errors; 1 an error was found (or a warning, with --strict), or the server is
     unreachable, or the app failed to import; 2 the command line is wrong.
     """
-    from appsdk_cli import render
     from appsdk_cli.checks import check_source, choose_source
+    from appsdk_cli.render.check import check_report
 
     source = choose_source(path, url, timeout=timeout, token=token)
     report = check_source(source, timeout=timeout, call_tools=not no_calls, strict=strict)
-    render.check_report(report, as_json=as_json)
+    check_report(report, as_json=as_json)
     if report.failed:
         raise typer.Exit(1)

@@ -62,10 +62,11 @@ def dev(
     ] = None,
 ) -> None:
     """Serve the app at http://HOST:PORT/mcp and reload it on every save."""
-    from appsdk_cli import render
-    from appsdk_cli.devserver.authserver import auth_config, refuse_exposed
+    from appsdk_cli.auth.server import auth_config, refuse_exposed
     from appsdk_cli.devserver.hosts import is_loopback, security_lists
     from appsdk_cli.project import app_target, read_config
+    from appsdk_cli.render.console import warning
+    from appsdk_cli.render.dev import dev_event
 
     project = path.resolve()
     app_target(project)  # a missing folder or a malformed target fails before anything starts
@@ -75,7 +76,7 @@ def dev(
     if auth is not None:
         refuse_exposed(host, behind_tunnel=tunnel)
     if not is_loopback(host):
-        render.warning(
+        warning(
             f"serving on {host}: other machines on your network can reach the app; "
             "DNS-rebinding protection stays on, so add the names they use with --allow-host"
         )
@@ -96,7 +97,7 @@ def dev(
         behind_tunnel=tunnel,
     )
     if not tunnel:
-        Supervisor(config, observer=render.dev_event).run()
+        Supervisor(config, observer=dev_event).run()
         return
 
     from appsdk_cli.tunnel import TunnelSettings, configured_domain
@@ -109,7 +110,7 @@ def dev(
         )
     )
     try:
-        Supervisor(config, observer=render.dev_event, on_bound=attachment).run()
+        Supervisor(config, observer=dev_event, on_bound=attachment).run()
     finally:
         attachment.close()
 
@@ -129,33 +130,35 @@ class _TunnelAttachment:
         self._watcher: threading.Thread | None = None
 
     def __call__(self, supervisor: Supervisor) -> None:
-        from appsdk_cli import render
+        from appsdk_cli.render.console import spinner
+        from appsdk_cli.render.tunnel import tunnel_check, tunnel_opened
         from appsdk_cli.tunnel import Tunnel, check_mcp
 
         self.tunnel = Tunnel(replace(self.settings, local_url=supervisor.url))
-        with render.spinner("Starting the ngrok agent"):
+        with spinner("Starting the ngrok agent"):
             endpoints = self.tunnel.open()
         supervisor.record_public_url(endpoints.public_url)
-        verified = render.tunnel_check(lambda: check_mcp(endpoints.mcp_url), endpoints)
-        render.tunnel_opened(endpoints, verified=verified, as_json=False)
+        verified = tunnel_check(lambda: check_mcp(endpoints.mcp_url), endpoints)
+        tunnel_opened(endpoints, verified=verified, as_json=False)
         self._watcher = threading.Thread(target=self._watch, args=(supervisor,), name="tunnel-watch", daemon=True)
         self._watcher.start()
 
     def _watch(self, supervisor: Supervisor) -> None:
-        from appsdk_cli import render
         from appsdk_cli.errors import AppsdkError
+        from appsdk_cli.render.console import error
+        from appsdk_cli.render.tunnel import tunnel_restarted
         from appsdk_cli.tunnel import watch
 
         def restarted(endpoints: TunnelEndpoints, changed: bool) -> None:
             supervisor.record_public_url(endpoints.public_url)
-            render.tunnel_restarted(endpoints, changed, as_json=False)
+            tunnel_restarted(endpoints, changed, as_json=False)
 
         assert self.tunnel is not None
         try:
             watch(self.tunnel, restarted, stop=self._stop)
         except AppsdkError as problem:
             # The agent died and could not come back: say so, and keep serving locally.
-            render.error(problem)
+            error(problem)
             supervisor.record_public_url(None)
 
     def close(self) -> None:

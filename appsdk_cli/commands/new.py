@@ -27,9 +27,9 @@ def new(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Scaffold a working book-club app: server, widget and tests."""
-    from appsdk_cli import render
+    from appsdk_cli.render.scaffold import scaffold_result
     from appsdk_cli.scaffold import WidgetFlavor, scaffold
 
     flavor = WidgetFlavor.SKYBRIDGE if skybridge else WidgetFlavor.MCP_APPS
     result = scaffold(name, path, force=force, flavor=flavor, auth=auth)
-    render.scaffold_result(result, as_json=as_json)
+    scaffold_result(result, as_json=as_json)

@@ -63,8 +63,14 @@ def preview(
 
     Exit codes: 0 ok; 1 the server, the widget or the browser failed; 2 the command line is wrong.
     """
-    from appsdk_cli import remote, render
-    from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
+    from appsdk_cli import remote
+    from appsdk_cli.preview import (
+        PreviewOptions,
+        PreviewServer,
+        prepare,
+    )
+    from appsdk_cli.render.console import stopping_on_sigterm, warning
+    from appsdk_cli.render.preview import preview_log, preview_screenshot, preview_stopped
 
     target = remote.resolve_target(url, None, timeout=timeout)
     chromium = None
@@ -75,35 +81,36 @@ def preview(
         chromium = screenshot_requirements()
     options = PreviewOptions(theme=theme.value, display_mode=display_mode.value, locale=locale, bridge_only=bridge_only)
     session = prepare(target, tool, list(arguments or []), args, locale=locale)
-    for warning in session.warnings:
-        render.warning(warning)
+    for message in session.warnings:
+        warning(message)
 
     if screenshot is not None and chromium is not None:
         from appsdk_cli.preview.screenshot import take_screenshot
 
-        with render.stopping_on_sigterm(), PreviewServer(session, options, port=port) as server:
+        with stopping_on_sigterm(), PreviewServer(session, options, port=port) as server:
             shot = take_screenshot(server.page_url(screenshot=True), screenshot, chromium=chromium, timeout=timeout)
             log = list(server.log)
-        render.preview_screenshot(shot, log)
+        preview_screenshot(shot, log)
         return
 
-    with render.stopping_on_sigterm(), PreviewServer(session, options, port=port, on_log=render.preview_log) as server:
+    with stopping_on_sigterm(), PreviewServer(session, options, port=port, on_log=preview_log) as server:
         _serve_until_stopped(server, session, open_browser=not no_open)
-    render.preview_stopped()
+    preview_stopped()
 
 
 def _serve_until_stopped(server: PreviewServer, session: PreviewSession, *, open_browser: bool) -> None:
-    from appsdk_cli import render
+    from appsdk_cli.render.console import warning
+    from appsdk_cli.render.preview import preview_serving
 
     # Ctrl-C or SIGTERM may land anywhere from the first printed line on: all of it is a normal stop.
     with contextlib.suppress(KeyboardInterrupt):
         page = server.page_url()
-        render.preview_serving(session, page, server.widget_origin)
+        preview_serving(session, page, server.widget_origin)
         if open_browser:
             import webbrowser
 
             if not webbrowser.open(page):
-                render.warning(f"could not open a browser; open {page} yourself")
+                warning(f"could not open a browser; open {page} yourself")
         _wait_forever()
 
 

@@ -24,10 +24,18 @@ def tunnel(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show details of failures.")] = False,
 ) -> None:
     """Open an ngrok HTTPS tunnel to the local server and print the public /mcp URL for ChatGPT."""
-    from appsdk_cli import render
     from appsdk_cli.errors import UsageError
     from appsdk_cli.project import read_config, resolve_server_url
-    from appsdk_cli.tunnel import Tunnel, TunnelError, TunnelSettings, check_mcp, configured_domain, watch
+    from appsdk_cli.render.console import spinner, stopping_on_sigterm
+    from appsdk_cli.render.tunnel import tunnel_check, tunnel_closed, tunnel_opened, tunnel_restarted
+    from appsdk_cli.tunnel import (
+        Tunnel,
+        TunnelError,
+        TunnelSettings,
+        check_mcp,
+        configured_domain,
+        watch,
+    )
 
     if port is not None and url is not None:
         raise UsageError("give --port or --url, not both")
@@ -44,12 +52,12 @@ def tunnel(
         ) from None
 
     settings = TunnelSettings(local_url=local_url, authtoken=authtoken, domain=domain, region=region)
-    with render.stopping_on_sigterm(), Tunnel(settings) as opened:
-        with render.spinner("Starting the ngrok agent"):
+    with stopping_on_sigterm(), Tunnel(settings) as opened:
+        with spinner("Starting the ngrok agent"):
             endpoints = opened.open()
         # Once the tunnel is up, Ctrl-C or SIGTERM is the normal way to stop it: exit 0, whenever it comes.
         with contextlib.suppress(KeyboardInterrupt):
-            verified = render.tunnel_check(lambda: check_mcp(endpoints.mcp_url), endpoints)
-            render.tunnel_opened(endpoints, verified=verified, as_json=as_json)
-            watch(opened, lambda new, changed: render.tunnel_restarted(new, changed, as_json=as_json))
-    render.tunnel_closed(as_json=as_json)
+            verified = tunnel_check(lambda: check_mcp(endpoints.mcp_url), endpoints)
+            tunnel_opened(endpoints, verified=verified, as_json=as_json)
+            watch(opened, lambda new, changed: tunnel_restarted(new, changed, as_json=as_json))
+    tunnel_closed(as_json=as_json)

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from appsdk_cli.auth.server import AuthConfig, DevAuthServer, json_error, refuse_exposed
 from appsdk_cli.devserver import worker as worker_module
-from appsdk_cli.devserver.authserver import AuthConfig, DevAuthServer, json_error, refuse_exposed
 from appsdk_cli.devserver.events import (
     AllowedHostAdded,
     AppBroken,

@@ -455,7 +455,7 @@ class AuthForwarder:
     """
 
     def __init__(self, channel: Channel) -> None:
-        from appsdk_cli.devserver.authserver import AUTH_PATHS, MAX_BODY
+        from appsdk_cli.auth.server import AUTH_PATHS, MAX_BODY
 
         self._channel = channel
         self._paths = frozenset(AUTH_PATHS)

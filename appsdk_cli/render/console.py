@@ -1,0 +1,85 @@
+"""The two consoles and the few lines every command prints the same way (errors, notices, warnings)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from rich.console import Console
+
+    from appsdk_cli.errors import AppsdkError
+
+
+def stdout() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def stderr() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def json_line(value: Any) -> None:
+    """One JSON document on one line of stdout, for scripts."""
+    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def error(problem: AppsdkError, *, verbose: bool = False) -> None:
+    from rich.markup import escape
+
+    console = stderr()
+    console.print(f"[bold red]error:[/] {escape(problem.message)}", soft_wrap=True)
+    if verbose and problem.detail:
+        console.print(escape(problem.detail), soft_wrap=True)
+
+
+def notice(message: str) -> None:
+    """A step the user should know about (a sign-in opening the browser), on stderr so --json stays clean."""
+    from rich.markup import escape
+
+    stderr().print(f"[dim]{escape(message)}[/]", soft_wrap=True)
+
+
+def warning(message: str) -> None:
+    from rich.markup import escape
+
+    stderr().print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
+
+
+def count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def flag(value: bool | None, yes: str, no: str) -> str:
+    return "?" if value is None else (yes if value else no)
+
+
+@contextmanager
+def spinner(message: str) -> Iterator[None]:
+    """A spinner on stderr while something slow starts; stdout stays clean for --json."""
+    with stderr().status(message):
+        yield
+
+
+@contextmanager
+def stopping_on_sigterm() -> Iterator[None]:
+    """Treat SIGTERM like Ctrl-C, so the same cleanup runs for both."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

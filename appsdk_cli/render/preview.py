@@ -1,0 +1,52 @@
+"""`appsdk preview`: where the host is, its log, the screenshot."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from appsdk_cli.preview.screenshot import Screenshot
+    from appsdk_cli.preview.server import LogEntry
+    from appsdk_cli.preview.session import PreviewSession
+
+
+from appsdk_cli.render.console import stderr, stdout
+
+
+def preview_serving(session: PreviewSession, page_url: str, widget_origin: str) -> None:
+    from rich.markup import escape
+
+    console = stdout()
+    console.print(
+        f"[green]Previewing[/] [bold]{escape(session.tool.name)}[/] with {escape(session.template.uri)}"
+        f" [dim]from {escape(session.target.description)}[/]",
+        soft_wrap=True,
+    )
+    console.print("Open:")
+    # The URL alone on its line, unstyled, so it copies cleanly and scripts can pick it up.
+    console.print(page_url, soft_wrap=True, markup=False, highlight=False)
+    console.print(f"[dim]The widget runs on {escape(widget_origin)} under its CSP. Ctrl-C stops the preview.[/]")
+
+
+def preview_log(entry: LogEntry) -> None:
+    """A line of the host log, live in the terminal: errors and CSP blocks stand out."""
+    from rich.markup import escape
+
+    style = {"error": "red", "warn": "yellow"}.get(entry.level, "dim")
+    stderr().print(f"[{style}]{escape(entry.kind)}:[/] {escape(entry.message)}", soft_wrap=True)
+
+
+def preview_screenshot(shot: Screenshot, log: list[LogEntry]) -> None:
+    from rich.markup import escape
+
+    for entry in log:
+        if entry.level in ("warn", "error"):
+            preview_log(entry)
+    stdout().print(
+        f"[green]Saved[/] {escape(str(shot.path))} [dim]({shot.width}×{shot.height} px, the widget frame)[/]",
+        soft_wrap=True,
+    )
+
+
+def preview_stopped() -> None:
+    stderr().print("Preview stopped.")
