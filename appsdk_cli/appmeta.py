@@ -191,6 +191,22 @@ def widget_csp(meta: dict[str, Any]) -> WidgetCsp:
     )
 
 
+# The `_meta` keys a host reads off a tool or resource: the MCP Apps `ui` object and its flat
+# `ui/*` forerunners, ChatGPT's `openai/*` keys, and the Apps SDK's securitySchemes mirror. Anything
+# else in `_meta` (a framework's own bookkeeping) no host looks at.
+HOST_READ_META_PREFIXES = ("openai/", "ui/")
+HOST_READ_META_KEYS = ("ui", "securitySchemes")
+
+
+def host_read_meta(item: dict[str, Any]) -> dict[str, Any]:
+    """The part of an item's `_meta` hosts read (what a reviewed snapshot of it holds)."""
+    return {
+        key: value
+        for key, value in _meta(item).items()
+        if key in HOST_READ_META_KEYS or key.startswith(HOST_READ_META_PREFIXES)
+    }
+
+
 def misplaced_widget_keys(tool: dict[str, Any]) -> list[str]:
     """Resource-only keys (CSP, widget domain) found in a tool's `_meta`, where hosts never look for them."""
     meta = _meta(tool)

@@ -591,6 +591,9 @@ class McpClient:
     def list_resources(self) -> list[dict[str, Any]]:
         return self._paginated("resources/list", "resources")["resources"]
 
+    def list_resource_templates(self) -> list[dict[str, Any]]:
+        return self._paginated("resources/templates/list", "resourceTemplates")["resourceTemplates"]
+
     def call_tool(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> dict[str, Any]:
         """The CallToolResult as the server sent it; `isError` results are returned, not raised."""
         params: dict[str, Any] = {"name": name, "arguments": arguments}

@@ -35,6 +35,7 @@ __all__ = [
     "check_path",
     "check_source",
     "choose_source",
+    "collect_source",
     "run_rules",
 ]
 
@@ -134,3 +135,20 @@ def check_source(source: Source, *, timeout: float, call_tools: bool = True, str
         return check_live(source.target, call_tools=call_tools, strict=strict)
     assert source.project is not None
     return check_path(source.project, timeout=timeout, call_tools=call_tools, strict=strict, module=source.app)
+
+
+def collect_source(source: Source, *, timeout: float, call_tools: bool = True) -> Snapshot:
+    """The Snapshot alone, no rules run (what `appsdk snapshot` records)."""
+    if source.mode == "live":
+        from appsdk_cli.checks.live import collect_live
+
+        assert source.target is not None
+        return collect_live(source.target, call_tools=call_tools)
+    from appsdk_cli.checks.local import collect_path
+    from appsdk_cli.project import AppTarget, app_target
+
+    assert source.project is not None
+    app = app_target(source.project)
+    if source.app and source.app != app.module:
+        app = AppTarget(app.project, source.app, "mcp", None)
+    return collect_path(app, timeout=timeout, call_tools=call_tools)

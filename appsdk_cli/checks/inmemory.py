@@ -113,7 +113,14 @@ async def collect(
     # see the same shapes.
     async with Client(server, mode="legacy") as client:
         info = client.server_info
-        snapshot = Snapshot(mode="path", server=description, server_name=info.name if info else "")
+        snapshot = Snapshot(
+            mode="path",
+            server=description,
+            server_name=info.name if info else "",
+            server_version=info.version if info else "",
+            instructions=client.instructions,
+            protocol_versions=[client.protocol_version],
+        )
         for method, key, into in (
             (client.list_tools, "tools", snapshot.tools),
             (client.list_resources, "resources", snapshot.resources),
@@ -127,6 +134,11 @@ async def collect(
                 if not cursor or cursor in seen:
                     break
                 seen.add(cursor)
+        try:
+            page = await bounded("listing resource templates", lambda: client.list_resource_templates())
+            snapshot.resource_templates.extend(_wire(item) for item in page.resource_templates)
+        except Exception:
+            pass  # a server with no templates may not implement the method at all
         for uri in uris_to_read(snapshot.tools, snapshot.resources):
             try:
                 result = await bounded(f"reading {uri}", lambda u=uri: client.read_resource(u))

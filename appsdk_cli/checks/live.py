@@ -74,13 +74,21 @@ def probe_auth(url: str, *, timeout: float) -> dict[str, Any]:
 
 def _collect(target: Target, *, call_tools: bool) -> Snapshot:
     with session(target) as client:
+        info = client.server
         snapshot = Snapshot(
             mode="live",
             server=target.description,
-            server_name=client.server.name if client.server else "",
+            server_name=info.name if info else "",
+            server_version=info.version if info else "",
+            instructions=info.instructions if info else None,
+            protocol_versions=[info.protocol_version] if info else [],
             tools=client.list_tools(),
             resources=client.list_resources(),
         )
+        try:
+            snapshot.resource_templates = client.list_resource_templates()
+        except ProtocolError:
+            pass  # a server with no templates may not implement the method at all
         for uri in uris_to_read(snapshot.tools, snapshot.resources):
             try:
                 snapshot.reads[uri] = client.read_resource(uri)

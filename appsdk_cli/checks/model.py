@@ -69,8 +69,13 @@ class Snapshot:
     mode: str  # "live" or "path"
     server: str  # the URL, or "module:attr in /project"
     server_name: str = ""
+    server_version: str = ""
+    instructions: str | None = None
+    # The MCP protocol versions this collection spoke (today one: the 2025 handshake's).
+    protocol_versions: list[str] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
     resources: list[dict[str, Any]] = field(default_factory=list)
+    resource_templates: list[dict[str, Any]] = field(default_factory=list)
     reads: dict[str, dict[str, Any]] = field(default_factory=dict)
     read_errors: dict[str, str] = field(default_factory=dict)
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
