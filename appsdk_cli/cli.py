@@ -17,6 +17,7 @@ from appsdk_cli.commands.check import check
 from appsdk_cli.commands.dev import dev
 from appsdk_cli.commands.new import new
 from appsdk_cli.commands.preview import preview
+from appsdk_cli.commands.snapshot import snapshot
 from appsdk_cli.commands.tunnel import tunnel
 
 app = typer.Typer(
@@ -56,6 +57,7 @@ app.command(short_help="List the tools with their Apps SDK metadata.")(tools)
 app.command(short_help="List the resources and their MIME types.")(resources)
 app.command(short_help="Print one resource (a widget's HTML and _meta).")(read)
 app.command(short_help="Lint the app against ChatGPT's and the MCP Apps rules.")(check)
+app.command(short_help="Record the release contract: what ChatGPT freezes at review.")(snapshot)
 app.command(short_help="Render a tool's widget in a local ChatGPT-like host.")(preview)
 app.command(short_help="Open an ngrok HTTPS tunnel and print the /mcp URL for ChatGPT.")(tunnel)
 app.add_typer(apps, short_help="The local apps registry: add, list, installed, read.")

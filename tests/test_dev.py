@@ -209,15 +209,34 @@ def test_tool_list_change_asks_for_a_refresh_once(dev: DevServer):
     server_py = dev.project / "server.py"
     edit(server_py, "Lists the book club's next three reading picks", "Lists the next three picks")
     wait_until(lambda: "Refresh" in dev.out(), message="the Refresh notice")
-    assert dev.out().count("tool list changed") == 1
-    assert "changed list-books" in dev.out()
+    assert dev.out().count("release contract changed") == 1
+    assert "needs review: tool `list-books`'s description changed" in dev.out()
+    assert dev.out().count("Refresh of the connector") == 1
 
     # Code only: the next reload says nothing about the tool list.
     reloads = dev.out().count("reloaded")
     edit(server_py, '"Frankenstein"', '"Dracula"')
     wait_until(lambda: title_becomes(dev.url, "Dracula"), message="the code-only change")
     wait_until(lambda: dev.out().count("reloaded") > reloads, message="the second reload line")
-    assert dev.out().count("tool list changed") == 1
+    assert dev.out().count("release contract changed") == 1
+    assert dev.out().count("Refresh of the connector") == 1
+
+
+def test_reload_classifies_contract_changes_like_check_against(dev: DevServer):
+    """A breaking edit says so on its reload, with what to do; a widget edit says it goes live at once."""
+    edit(dev.project / "server.py", 'name="list-books"', 'name="list-picks"')
+    wait_until(lambda: "release contract changed" in dev.out(), message="the classified reload")
+    out = dev.out()
+    assert "breaking: tool `list-books` is gone, apparently renamed to `list-picks`" in out
+    assert "keep `list-books`" in out
+    assert "needs review: tool `list-picks` is new" in out
+    assert out.count("Refresh of the connector") == 1
+
+    edit(dev.project / "widgets" / "book-list.html", "Book club picks</h1>", "Our next reads</h1>")
+    wait_until(lambda: "the widget HTML of ui://widget/book-list.html changed" in dev.out(), message="the live line")
+    latest = dev.out().rsplit("release contract changed", 1)[1]
+    assert "goes live: the widget HTML" in latest
+    assert "breaking" not in latest and "Refresh" not in latest
 
 
 @pytest.mark.anyio

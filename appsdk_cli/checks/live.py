@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from appsdk_cli.checks.model import Snapshot
@@ -85,10 +86,9 @@ def _collect(target: Target, *, call_tools: bool) -> Snapshot:
             tools=client.list_tools(),
             resources=client.list_resources(),
         )
-        try:
+        # A server with no templates may not implement the method at all.
+        with contextlib.suppress(ProtocolError):
             snapshot.resource_templates = client.list_resource_templates()
-        except ProtocolError:
-            pass  # a server with no templates may not implement the method at all
         for uri in uris_to_read(snapshot.tools, snapshot.resources):
             try:
                 snapshot.reads[uri] = client.read_resource(uri)

@@ -41,15 +41,32 @@ def check(
         typer.Option("--token", help="A bearer token for a protected server (live mode).", show_default=False),
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")] = False,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            help="Instead of the rules: classify every change since this contract (`appsdk snapshot`) was recorded.",
+            show_default=False,
+            metavar="CONTRACT",
+        ),
+    ] = None,
 ) -> None:
     """Lint an app: widget links, MIME types, CSP, status texts, annotations, schemas and real outputs.
 
     With no PATH or --url: $APPSDK_URL, else the running `appsdk dev` of this project (live mode),
     else the app in the current folder (PATH mode).
 
+    With --against appsdk.contract.json: each change is breaking (exit 1), needs a new reviewed
+    version, or goes live at once; --strict fails on the second kind too.
+
     Exit codes: 0 no errors; 1 an error was found (or a warning, with --strict), or the server is
     unreachable, or the app failed to import; 2 the command line is wrong.
     """
+    if against is not None:
+        from appsdk_cli.commands.snapshot import check_against
+
+        check_against(against, path, url, timeout=timeout, token=token, strict=strict, as_json=as_json)
+        return
     from appsdk_cli.checks import check_source, choose_source
     from appsdk_cli.render.check import check_report
 

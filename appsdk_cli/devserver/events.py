@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from appsdk_cli.contract.compare import Change
 
 
 class Transport(StrEnum):
@@ -42,6 +46,7 @@ class Reloaded:
     seconds: float  # from the change being seen to the new code accepting requests
     app_ok: bool
     tools: ToolChanges | None = None  # set only when the tool list changed since the last good import
+    contract: tuple[Change, ...] | None = None  # set only when the release contract changed, classified
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from appsdk_cli.auth.server import AuthConfig, DevAuthServer, json_error, refuse_exposed
+from appsdk_cli.contract.compare import Change
+from appsdk_cli.contract.compare import compare as compare_contracts
 from appsdk_cli.devserver import worker as worker_module
 from appsdk_cli.devserver.events import (
     AllowedHostAdded,
@@ -87,6 +89,7 @@ class _Worker:
     state: str = "starting"  # starting -> ready -> serving -> retiring; or dead
     ok: bool = False
     tools: dict[str, str] | None = None
+    contract: dict[str, Any] | None = None
     waiting_for: int | None = None  # pid of the worker whose "stopped" this one needs before `go`
     exit_code: int | None = None
 
@@ -126,6 +129,7 @@ class Supervisor:
         self._next: _Worker | None = None
         self._reload_queued: tuple[str, ...] | None = None
         self._last_tools: dict[str, str] | None = None
+        self._last_contract: dict[str, Any] | None = None
         self._pending = _Pending()
         self._wake_r, self._wake_w = os.pipe()
         for fd in (self._wake_r, self._wake_w):
@@ -392,6 +396,7 @@ class Supervisor:
         worker.state = "ready"
         worker.ok = bool(message.get("ok"))
         worker.tools = message.get("tools")
+        worker.contract = message.get("contract")
         if message.get("missing") and not self._started:
             # Nothing to watch for: the command line (or pyproject) names something that isn't there.
             raise AppsdkError(str(message.get("summary")))
@@ -424,6 +429,11 @@ class Supervisor:
             if self._last_tools is not None and worker.tools != self._last_tools:
                 tool_changes = _diff_tools(self._last_tools, worker.tools)
             self._last_tools = worker.tools
+        contract_changes: tuple[Change, ...] | None = None
+        if worker.ok and worker.contract is not None:
+            if self._last_contract is not None:
+                contract_changes = tuple(compare_contracts(self._last_contract, worker.contract)) or None
+            self._last_contract = worker.contract
         if self._started:
             self._emit(
                 Reloaded(
@@ -431,6 +441,7 @@ class Supervisor:
                     seconds=time.monotonic() - worker.seen_at,
                     app_ok=worker.ok,
                     tools=tool_changes,
+                    contract=contract_changes,
                 )
             )
         if self._reload_queued is not None:

@@ -82,6 +82,7 @@ class TargetMissing(Exception):
 class LoadedApp:
     asgi: ASGIApp
     tools: dict[str, str] | None  # tool name -> fingerprint of its full descriptor
+    contract: dict[str, Any] | None = None  # what `appsdk snapshot` would record (None: could not be read)
 
 
 class Channel:
@@ -206,7 +207,7 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
             channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": user_traceback(problem)})
         else:
             app = loaded.asgi
-            channel.send({"type": "ready", "ok": True, "tools": loaded.tools})
+            channel.send({"type": "ready", "ok": True, "tools": loaded.tools, "contract": loaded.contract})
 
     forwarder = AuthForwarder(channel) if spec.auth_server else None
     if forwarder is not None:
@@ -249,7 +250,22 @@ def load_app(spec: WorkerSpec, security: Any) -> LoadedApp:
         asgi = server.streamable_http_app(
             stateless_http=True, json_response=True, transport_security=security, host=spec.bind_host
         )
-    return LoadedApp(asgi=_closing_connections(asgi), tools=asyncio.run(_tool_fingerprints(server)))
+    return LoadedApp(
+        asgi=_closing_connections(asgi), tools=asyncio.run(_tool_fingerprints(server)), contract=_contract(server)
+    )
+
+
+def _contract(server: Any) -> dict[str, Any] | None:
+    """The release contract, read with `appsdk check`'s in-memory collector (runs the app's lifespan once
+    more; no tool is called), so each reload can say what a change does to a published app."""
+    from appsdk_cli.checks.inmemory import collect
+    from appsdk_cli.contract.record import record
+
+    try:
+        snapshot = asyncio.run(collect(server, description="", timeout=10.0, call_tools=False, step=lambda _: None))
+    except Exception:
+        return None  # the app serves anyway; the reload line falls back to the tool names
+    return record(snapshot)
 
 
 async def _tool_fingerprints(server: Any) -> dict[str, str]:

@@ -24,7 +24,18 @@ def dev_event(event: DevEvent) -> None:
             return  # AppBroken already said why
         files = ", ".join(event.changed_files[:3]) + (" …" if len(event.changed_files) > 3 else "")
         stdout().print(f"[green]reloaded[/] in {event.seconds:.2f} s [dim]({escape(files)})[/]", soft_wrap=True)
-        if event.tools is not None:
+        if event.contract:
+            from appsdk_cli.render.contract import change_lines
+
+            stdout().print("[yellow]the release contract changed[/] (as `appsdk check --against` classifies it):")
+            change_lines(event.contract)
+        if event.tools is not None and event.contract:
+            stdout().print(
+                "ChatGPT needs a Refresh of the connector to see the tool changes "
+                "(Settings → Apps & Connectors → your app → Refresh)",
+                soft_wrap=True,
+            )
+        elif event.tools is not None:
             parts = [
                 f"{label} {', '.join(names)}"
                 for label, names in (

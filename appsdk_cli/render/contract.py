@@ -1,0 +1,95 @@
+"""`appsdk snapshot` and `appsdk check --against`: the recorded file, and each change with what to do."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from appsdk_cli.render.console import count, json_line, stdout
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from appsdk_cli.contract import Change, ContractDiff
+
+LABELS = {"breaking": "breaking", "needs-review": "needs review", "goes-live": "goes live"}
+COLOURS = {"breaking": "red", "needs-review": "yellow", "goes-live": "cyan"}
+
+
+def _tally(changes: Iterable[Change]) -> str:
+    counts = {"breaking": 0, "needs-review": 0, "goes-live": 0}
+    for change in changes:
+        counts[change.impact.value] += 1
+    parts = [
+        f"{counts['breaking']} breaking",
+        f"{counts['needs-review']} need{'s' if counts['needs-review'] == 1 else ''} a new reviewed version",
+        f"{counts['goes-live']} go{'es' if counts['goes-live'] == 1 else ''} live at once",
+    ]
+    return ", ".join(parts)
+
+
+def contract_report(diff: ContractDiff, *, as_json: bool) -> None:
+    if as_json:
+        json_line(diff.as_json())
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = stdout()
+    where = f"— against {escape(diff.against)}: {escape(diff.server)}"
+    if not diff.changes:
+        console.print(f"[green]✓ no changes[/] [dim]{where}[/]", soft_wrap=True)
+        return
+    table = Table(show_header=True, header_style="bold", expand=False)
+    table.add_column("impact", no_wrap=True)
+    table.add_column("what changed, and what to do instead", overflow="fold")
+    for change in diff.changes:
+        table.add_row(_label(change), f"{escape(change.change)}\n[dim]→ {escape(change.todo)}[/]")
+    console.print(table)
+    colour = "red" if diff.failed else "yellow"
+    mark = "✗" if diff.failed else "!"
+    console.print(
+        f"[{colour}]{mark} {_tally(diff.changes)}[/]"
+        + (" [dim](--strict: changes that need review fail)[/]" if diff.strict else "")
+        + f" [dim]{where}[/]",
+        soft_wrap=True,
+    )
+
+
+def _label(change: Change) -> str:
+    value = change.impact.value
+    unsure = "" if change.certain else " [dim](cannot tell)[/]"
+    return f"[{COLOURS[value]}]{LABELS[value]}[/]{unsure}"
+
+
+def change_lines(changes: Iterable[Change], console: Console | None = None) -> None:
+    """One line per change, for `appsdk dev`'s reload output."""
+    from rich.markup import escape
+
+    console = console or stdout()
+    for change in changes:
+        console.print(f"  {_label(change)}: {escape(change.change)} [dim]→ {escape(change.todo)}[/]", soft_wrap=True)
+
+
+def snapshot_written(path: Path, contract: dict[str, Any], changes: list[Change] | None) -> None:
+    from rich.markup import escape
+
+    console = stdout()
+    eras = ", ".join(f"{era} {'/'.join(v)}" for era, v in sorted(contract.get("protocol", {}).items())) or "none"
+    scope = (
+        f"{count(len(contract.get('tools', {})), 'tool')}, {count(len(contract.get('resources', {})), 'resource')}, "
+        f"{count(len(contract.get('resourceTemplates', {})), 'resource template')}; protocol {eras}"
+    )
+    console.print(f"[green]recorded[/] {escape(str(path))} [dim]({escape(scope)})[/]", soft_wrap=True)
+    if changes:
+        console.print(
+            f"[yellow]{len(changes)} changes since the file it replaced:[/] {_tally(changes)}", soft_wrap=True
+        )
+        change_lines(changes, console)
+    elif changes is not None:
+        console.print("[dim]unchanged since the file it replaced[/]")
+    console.print(
+        f"[dim]commit it; `appsdk check --against {escape(str(path))}` then classifies every change before it ships[/]",
+        soft_wrap=True,
+    )
