@@ -92,6 +92,10 @@ def _short(value: Any, limit: int = 50) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _shown(value: Any) -> str:
+    return "(unset)" if value is None else _short(value)
+
+
 def _templates(meta: dict[str, Any]) -> dict[str, str]:
     """A tool's widget URIs, by the key that names them."""
     found = {}
@@ -235,7 +239,7 @@ def _compare_tool(name: str, old: dict[str, Any], new: dict[str, Any]) -> list[C
     old_notes, new_notes = _dict(old.get("annotations")), _dict(new.get("annotations"))
     keys = _changed_keys(old_notes, new_notes)
     if keys:
-        detail = ", ".join(f"{k} {_short(old_notes.get(k))} → {_short(new_notes.get(k))}" for k in keys)
+        detail = ", ".join(f"{k} {_shown(old_notes.get(k))} → {_shown(new_notes.get(k))}" for k in keys)
         changes.append(
             Change(Impact.NEEDS_REVIEW, target, f"tool `{name}`'s annotations changed: {detail}", f"{REVIEW}")
         )

@@ -47,8 +47,8 @@ def contract_report(diff: ContractDiff, *, as_json: bool) -> None:
     for change in diff.changes:
         table.add_row(_label(change), f"{escape(change.change)}\n[dim]→ {escape(change.todo)}[/]")
     console.print(table)
-    colour = "red" if diff.failed else "yellow"
-    mark = "✗" if diff.failed else "!"
+    reviews = any(change.impact.value == "needs-review" for change in diff.changes)
+    colour, mark = ("red", "✗") if diff.failed else ("yellow", "!") if reviews else ("green", "✓")
     console.print(
         f"[{colour}]{mark} {_tally(diff.changes)}[/]"
         + (" [dim](--strict: changes that need review fail)[/]" if diff.strict else "")
