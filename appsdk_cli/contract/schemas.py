@@ -102,13 +102,27 @@ def gaps(
     return _Comparison(wide, narrow, wide_name, narrow_name, root_name).compare(wide, narrow, ())
 
 
+SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})  # name -> schema
+DATA = frozenset({"enum", "const", "required"})  # values, never schemas
+
+
 def _strip(value: Any) -> Any:
-    """A schema without its annotations, for an "unchanged?" test."""
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k not in ANNOTATIONS}
+    """A schema without its annotations, for an "unchanged?" test (property names and values kept)."""
     if isinstance(value, list):
         return [_strip(v) for v in value]
-    return value
+    if not isinstance(value, dict):
+        return value
+    stripped: dict[str, Any] = {}
+    for key, item in value.items():
+        if key in ANNOTATIONS:
+            continue
+        if key in DATA:
+            stripped[key] = item
+        elif key in SCHEMA_MAPS and isinstance(item, dict):
+            stripped[key] = {name: _strip(sub) for name, sub in item.items()}
+        else:
+            stripped[key] = _strip(item)
+    return stripped
 
 
 def _pointer(root: Any, ref: str) -> Any:
