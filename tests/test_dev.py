@@ -234,8 +234,8 @@ def test_reload_classifies_contract_changes_like_check_against(dev: DevServer):
 
     edit(dev.project / "widgets" / "book-list.html", "Book club picks</h1>", "Our next reads</h1>")
     wait_until(lambda: "the widget HTML of ui://widget/book-list.html changed" in dev.out(), message="the live line")
-    latest = dev.out().rsplit("release contract changed", 1)[1]
-    assert "goes live: the widget HTML" in latest
+    latest = dev.out().rsplit("reloaded", 1)[1]
+    assert "the widget HTML of ui://widget/book-list.html changed: goes live at once, no review" in latest
     assert "breaking" not in latest and "Refresh" not in latest
 
 

@@ -24,10 +24,18 @@ def dev_event(event: DevEvent) -> None:
             return  # AppBroken already said why
         files = ", ".join(event.changed_files[:3]) + (" …" if len(event.changed_files) > 3 else "")
         stdout().print(f"[green]reloaded[/] in {event.seconds:.2f} s [dim]({escape(files)})[/]", soft_wrap=True)
-        if event.contract:
+        if event.contract and all(change.impact.value == "goes-live" for change in event.contract):
+            # Widget edits are most of a dev session: one quiet line each, not a lecture.
+            what = "; ".join(change.change for change in event.contract)
+            stdout().print(f"[dim]{escape(what)}: goes live at once, no review (hosts cache by URI)[/]", soft_wrap=True)
+        elif event.contract:
             from appsdk_cli.render.contract import change_lines
 
-            stdout().print("[yellow]the release contract changed[/] (as `appsdk check --against` classifies it):")
+            stdout().print(
+                "[yellow]the release contract changed[/] (what this would do to the published app, "
+                "as `appsdk check --against` says):",
+                soft_wrap=True,
+            )
             change_lines(event.contract)
         if event.tools is not None and event.contract:
             stdout().print(
