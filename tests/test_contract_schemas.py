@@ -224,3 +224,16 @@ def test_every_compatible_answer_holds_for_jsonschema(wide: Any, narrow: Any, sa
     for value in samples:
         if narrow_check.is_valid(value):
             assert wide_check.is_valid(value), f"{value!r} fits {narrow} but not {wide}, yet no gap was found"
+
+
+def test_a_widget_that_stops_reading_is_breaking_and_new_html_goes_live():
+    def widget(html: str) -> dict[str, Any]:
+        return {
+            **tool_contract(),
+            "resources": {"ui://w.html": {"mimeType": "text/html;profile=mcp-app", "html": html}},
+        }
+
+    (live,) = compare(widget("sha256:aa"), widget("sha256:bb"))
+    assert live.impact is Impact.GOES_LIVE and "cache widget HTML by URI" in live.todo
+    (broken,) = compare(widget("sha256:aa"), widget("unreadable"))
+    assert broken.impact is Impact.BREAKING and "can no longer be read" in broken.change

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from appsdk_cli.appmeta import DEPRECATED_RESOURCE_URI, OUTPUT_TEMPLATE, WIDGET_MIME_TYPES
+from appsdk_cli.contract.record import UNREADABLE
 from appsdk_cli.contract.schemas import Gap, gaps
 
 
@@ -452,7 +453,16 @@ def _compare_resource(uri: str, old: dict[str, Any], new: dict[str, Any], noun: 
                 else "keep a widget MIME type (text/html;profile=mcp-app): hosts render nothing else",
             )
         )
-    if old.get("html") != new.get("html"):
+    if old.get("html") != new.get("html") and new.get("html") == UNREADABLE:
+        changes.append(
+            Change(
+                Impact.BREAKING,
+                target,
+                f"the widget {uri} can no longer be read (resources/read fails)",
+                "fix it before it ships: the published app renders nothing; `appsdk check` says why",
+            )
+        )
+    elif old.get("html") != new.get("html"):
         changes.append(
             Change(
                 Impact.GOES_LIVE,

@@ -70,7 +70,10 @@ def _html_hash(contents: list[dict[str, Any]]) -> str | None:
     return "sha256:" + hashlib.sha256("\0".join(bodies).encode("utf-8")).hexdigest()
 
 
-def _resource(resource: dict[str, Any], read: dict[str, Any] | None) -> dict[str, Any]:
+UNREADABLE = "unreadable"  # the widget's resources/read failed when the contract was recorded
+
+
+def _resource(resource: dict[str, Any], read: dict[str, Any] | None, read_failed: bool) -> dict[str, Any]:
     contents = [c for c in (read or {}).get("contents") or [] if isinstance(c, dict)]
     meta = _widget_meta(resource, contents)
     csp = widget_csp(meta)
@@ -99,7 +102,7 @@ def _resource(resource: dict[str, Any], read: dict[str, Any] | None) -> dict[str
             )
             or None,
             "domain": resource_meta({"_meta": _widget_meta(resource, contents)}).domain,
-            "html": _html_hash(contents),
+            "html": UNREADABLE if read_failed else _html_hash(contents),
             "_meta": meta,
         }
     )
@@ -124,7 +127,7 @@ def record(snapshot: Snapshot) -> dict[str, Any]:
     for resource in snapshot.resources:
         uri = resource.get("uri") if isinstance(resource, dict) else None
         if isinstance(uri, str) and uri not in resources:
-            resources[uri] = _resource(resource, snapshot.reads.get(uri))
+            resources[uri] = _resource(resource, snapshot.reads.get(uri), uri in snapshot.read_errors)
     templates: dict[str, Any] = {}
     for template in snapshot.resource_templates:
         uri = template.get("uriTemplate") if isinstance(template, dict) else None
