@@ -237,3 +237,9 @@ def test_a_widget_that_stops_reading_is_breaking_and_new_html_goes_live():
     assert live.impact is Impact.GOES_LIVE and "cache widget HTML by URI" in live.todo
     (broken,) = compare(widget("sha256:aa"), widget("unreadable"))
     assert broken.impact is Impact.BREAKING and "can no longer be read" in broken.change
+
+
+def test_two_tools_without_arguments_are_not_a_rename():
+    old = tool_contract(**{"get-env": {"description": "Env.", "inputSchema": obj()}})
+    new = tool_contract(**{"get-image": {"description": "An image.", "inputSchema": obj()}})
+    assert [c.change for c in compare(old, new)] == ["tool `get-env` was removed", "tool `get-image` is new"]

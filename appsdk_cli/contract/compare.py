@@ -141,9 +141,9 @@ def compare(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
 
 
 def _rename_of(name: str, old: dict[str, Any], added: dict[str, Any]) -> str | None:
-    """An added tool that looks like `name` renamed: the same input schema, or the same description."""
+    """An added tool that looks like `name` renamed: the same arguments (at least one), or the same description."""
     for candidate, tool in sorted(added.items()):
-        if old.get("inputSchema") is not None and _same(old.get("inputSchema"), tool.get("inputSchema")):
+        if _arguments(old.get("inputSchema")) and _same(old.get("inputSchema"), tool.get("inputSchema")):
             return candidate
         if old.get("description") and old.get("description") == tool.get("description"):
             return candidate
