@@ -257,3 +257,57 @@ def test_snapshot_that_replaces_a_contract_lists_the_changes(tmp_path: Path):
     assert "11 changes since the file it replaced" in result.stdout
     assert "breaking: tool `add-card` is gone" in result.stdout
     assert json.loads(contract.read_text(encoding="utf-8"))["server"]["version"] == "1.1.0"
+
+
+# --- third-party servers --------------------------------------------------------------------------------
+
+MODULES = REPO / "tests" / "interop" / "node_modules" / "@modelcontextprotocol"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed here; the third-party servers need it")
+@pytest.mark.parametrize(
+    ("package", "args"),
+    [("server-system-monitor", []), ("server-everything", ["streamableHttp"])],
+    ids=["system-monitor", "everything"],
+)
+def test_third_party_server_contract_is_stable_and_classified(node_clients, tmp_path: Path, package: str, args: list):
+    port = free_port()
+    server = serve(["node", str(MODULES / package / "dist" / "index.js"), *args], port, env={"PORT": str(port)})
+    contract = tmp_path / "appsdk.contract.json"
+    try:
+        recorded = appsdk("snapshot", "--url", server.url, "-o", str(contract))
+        assert recorded.returncode == 0, recorded.stderr
+        again = appsdk("snapshot", "--url", server.url, "--json")
+        unchanged_code, unchanged = against(contract, "--url", server.url)
+
+        # An older reviewed version, as the TypeScript SDK (zod) emitted it: one more tool, an argument
+        # since dropped, and (where a tool has arguments) a looser schema.
+        older = json.loads(contract.read_text(encoding="utf-8"))
+        older["tools"]["retired-tool"] = {"description": "Gone now.", "inputSchema": {"type": "object"}}
+        first_tool = sorted(older["tools"])[0]
+        older["tools"][first_tool]["inputSchema"].setdefault("properties", {})["dropped"] = {"type": "boolean"}
+        loosened = next(
+            (
+                (n, sorted(t["inputSchema"]["properties"])[0])
+                for n, t in sorted(older["tools"].items())
+                if n != first_tool and t["inputSchema"].get("properties")
+            ),
+            None,
+        )
+        if loosened:
+            older["tools"][loosened[0]]["inputSchema"]["properties"][loosened[1]] = {}  # the old one took any value
+        (tmp_path / "older.json").write_text(dumps(older), encoding="utf-8")
+        older_code, report = against(tmp_path / "older.json", "--url", server.url)
+    finally:
+        stop(server.process)
+    assert again.stdout == contract.read_text(encoding="utf-8")
+    assert unchanged_code == 0 and unchanged["changes"] == []
+    assert older_code == 1
+    breaking = lines(report, "breaking")
+    assert "tool `retired-tool` was removed" in breaking
+    assert f"tool `{first_tool}`'s argument `dropped` was removed" in breaking
+    if loosened:
+        name, argument = loosened
+        prefix = f"tool `{name}`'s input narrowed: `{argument}`: the old schema allows"
+        assert any(line.startswith(prefix) for line in breaking), breaking
+    assert package != "server-everything" or loosened  # its tools do take arguments
