@@ -311,3 +311,17 @@ def test_third_party_server_contract_is_stable_and_classified(node_clients, tmp_
         prefix = f"tool `{name}`'s input narrowed: `{argument}`: the old schema allows"
         assert any(line.startswith(prefix) for line in breaking), breaking
     assert package != "server-everything" or loosened  # its tools do take arguments
+
+
+def test_snapshot_of_a_protected_server_without_a_token_says_to_pass_one(tmp_path: Path):
+    port = free_port()
+    fixture = REPO / "tests" / "fixtures" / "check" / "tools-not-checked"
+    server = serve([sys.executable, str(SERVE), str(fixture), str(port)], port)
+    output = tmp_path / "appsdk.contract.json"
+    try:
+        result = appsdk("snapshot", "--url", server.url, "-o", str(output))
+    finally:
+        stop(server.process)
+    assert result.returncode == 1
+    assert "wants sign-in: pass --token" in result.stderr and "Traceback" not in result.stderr
+    assert not output.exists()  # an empty contract would make every tool look removed
