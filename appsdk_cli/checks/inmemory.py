@@ -113,7 +113,9 @@ async def collect(
     # see the same shapes.
     async with Client(server, mode="legacy") as client:
         info = client.server_info
-        snapshot = Snapshot(mode="path", server=description, server_name=info.name if info else "")
+        snapshot = Snapshot(
+            mode="path", server=description, server_name=info.name if info else "", instructions=client.instructions
+        )
         for method, key, into in (
             (client.list_tools, "tools", snapshot.tools),
             (client.list_resources, "resources", snapshot.resources),

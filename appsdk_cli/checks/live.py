@@ -78,6 +78,7 @@ def _collect(target: Target, *, call_tools: bool) -> Snapshot:
             mode="live",
             server=target.description,
             server_name=client.server.name if client.server else "",
+            instructions=client.server.instructions if client.server else None,
             tools=client.list_tools(),
             resources=client.list_resources(),
         )
