@@ -149,7 +149,10 @@ def install(
     if not codex:
         raise UsageError("say which host to install for: --codex (the only one so far)")
     result = install_codex(
-        path, marketplace=marketplace, installation=installation.upper(), authentication=authentication.upper()
+        path,
+        marketplace=marketplace,
+        installation=installation.upper().replace("-", "_"),
+        authentication=authentication.upper().replace("-", "_"),
     )
     install_result(result, as_json=as_json)
     if result.marketplace_file is None:
