@@ -148,7 +148,7 @@ def origin(request) -> Iterator[RunningServer]:
 
 
 def loopback(server: RunningServer):
-    """ "Public https", for a test: this loopback origin only (so another host counts as leaving it)."""
+    """Stands in for "public https": this loopback origin only (another host counts as leaving it)."""
     return lambda url: url.startswith(f"http://127.0.0.1:{server.port}/")
 
 
