@@ -487,3 +487,14 @@ def test_plugin_help_is_fast_to_import():
 
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_init_says_in_one_line_when_the_server_cannot_be_read(tmp_path: Path):
+    from conftest import dead_url
+
+    result = appsdk("plugin", "init", str(tmp_path), "--server", dead_url())
+    assert result.returncode == 1 and "cannot reach" in result.stderr and "--server" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    plain = appsdk("plugin", "init", str(tmp_path))  # no server.py here
+    assert plain.returncode == 1 and "--server" in plain.stderr and "Traceback" not in plain.stderr
+    assert not (tmp_path / ".codex-plugin").exists()

@@ -94,7 +94,13 @@ def _server_snapshot(root: Path, server_url: str | None, timeout: float) -> tupl
     from appsdk_cli.project import app_target
 
     app = app_target(root)
-    return collect_path(app, timeout=timeout, call_tools=False), f"{app.spec} (imported in memory)"
+    try:
+        return collect_path(app, timeout=timeout, call_tools=False), f"{app.spec} (imported in memory)"
+    except AppsdkError as problem:
+        # Not every plugin's server is Python in this folder: a running one will do as well.
+        raise AppsdkError(
+            f"{problem.message}; to read a running server instead, give --server http://…/mcp", detail=problem.detail
+        ) from problem
 
 
 def mcp_url_for(root: Path, url: str | None) -> tuple[str, str]:
@@ -228,7 +234,12 @@ def init_plugin(
         _write(root / CODEX_MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
     except OSError as error:
         raise AppsdkError(f"cannot write the plugin files into {root}: {error.strerror or error}") from error
-    placeholders = ("interface.websiteURL", "interface.privacyPolicyURL", "interface.termsOfServiceURL", LOGO)
+    placeholders = (
+        "interface.websiteURL",
+        "interface.privacyPolicyURL",
+        "interface.termsOfServiceURL",
+        f"{LOGO} (a generated logo)",
+    )
     return InitResult(
         root,
         name,

@@ -70,7 +70,15 @@ def pack_result(result: PackResult, *, as_json: bool) -> None:
 
     console = stdout()
     if result.report.findings:
-        check_report(result.report, as_json=False)
+        from collections import Counter
+
+        rules = Counter(finding.rule.id for finding in result.report.findings)
+        listed = ", ".join(f"{rule} ×{n}" if n > 1 else rule for rule, n in sorted(rules.items()))
+        console.print(
+            f"[yellow]! {count(result.report.warnings, 'warning')}[/] ({escape(listed)}; "
+            "appsdk plugin check shows them)",
+            soft_wrap=True,
+        )
     console.print(
         f"[green]Packed[/] [bold]{escape(str(result.archive))}[/] ({count(result.entries, 'file')}, "
         f"{result.compressed / 1024:.1f} KiB; {result.expanded / 1024:.1f} KiB unpacked)",
