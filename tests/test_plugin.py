@@ -498,3 +498,12 @@ def test_init_says_in_one_line_when_the_server_cannot_be_read(tmp_path: Path):
     plain = appsdk("plugin", "init", str(tmp_path))  # no server.py here
     assert plain.returncode == 1 and "--server" in plain.stderr and "Traceback" not in plain.stderr
     assert not (tmp_path / ".codex-plugin").exists()
+
+
+def test_new_force_keeps_an_existing_plugin_manifest(tmp_path: Path):
+    assert appsdk("new", "demo", "--path", str(tmp_path)).returncode == 0
+    manifest = tmp_path / "demo" / ".codex-plugin" / "plugin.json"
+    manifest.write_text('{"name": "mine"}')
+    again = appsdk("new", "demo", "--path", str(tmp_path), "--force")
+    assert again.returncode == 0, again.stderr
+    assert manifest.read_text() == '{"name": "mine"}'

@@ -201,7 +201,8 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 DOMAIN_REQUIRED,
                 target,
                 f"widget {widget.uri} declares no widget domain",
-                'add "ui": {"domain": "https://your-app.example.com"} and the same "openai/widgetDomain"',
+                'add "openai/widgetDomain": "https://your-app.example.com" to its _meta (and "ui": {"domain": …} '
+                "in the format your other hosts expect)",
             )
         elif any(is_placeholder_url(str(d)) for d in (ui_domain, openai_domain) if d):
             yield Finding(

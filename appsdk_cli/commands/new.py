@@ -49,7 +49,10 @@ def _with_plugin(result: ScaffoldResult, *, force: bool) -> ScaffoldResult:
 
     from appsdk_cli.errors import AppsdkError
     from appsdk_cli.plugin.init import init_plugin
+    from appsdk_cli.plugin.manifest import CODEX_MANIFEST
 
+    if force and (result.path / CODEX_MANIFEST).exists():
+        return result  # --force rewrites the template's files, not the user's own plugin manifest
     try:
         written = init_plugin(result.path, force=force)
     except AppsdkError as problem:
