@@ -463,10 +463,21 @@ def test_install_writes_a_codex_marketplace_and_prints_the_commands(tmp_path: Pa
 
 def test_install_lists_a_plugin_in_place_under_plugins(tmp_path: Path):
     root = make_plugin(tmp_path / "repo" / "plugins" / "board-folder")
+    write_json(tmp_path / "repo/.agents/plugins/marketplace.json", {"name": "team", "plugins": []})
     result = install_codex(root)
     assert result.marketplace_root == tmp_path / "repo" and not result.copied
     assert result.entry["source"] == {"source": "local", "path": "./plugins/board-folder"}
-    assert_marketplace_shape(json.loads((tmp_path / "repo/.agents/plugins/marketplace.json").read_text()))
+    market = json.loads((tmp_path / "repo/.agents/plugins/marketplace.json").read_text())
+    assert market["name"] == "team" and [p["name"] for p in market["plugins"]] == ["pin-board"]
+    assert result.commands[1] == ("codex", "plugin", "add", "pin-board@team")
+
+
+def test_install_copies_a_plugin_under_a_plugins_folder_without_a_marketplace(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("APPSDK_HOME", str(tmp_path / "home"))
+    root = make_plugin(tmp_path / "somewhere" / "plugins" / "pin-board")
+    result = install_codex(root)
+    assert result.copied and result.marketplace_root == tmp_path / "home" / "codex-marketplace"
+    assert not (tmp_path / "somewhere" / ".agents").exists()
 
 
 def test_install_refuses_what_codex_would_reject(tmp_path: Path):

@@ -3,7 +3,7 @@
 Codex resolves a local entry's `source.path` against the marketplace root (the folder holding
 `.agents/plugins/marketplace.json`); the path must start with ./ and name a folder below the root, so a
 plugin cannot be its own marketplace (`path: "./"` is silently rejected). So:
-- a plugin already at ROOT/plugins/NAME is listed in place, in ROOT's marketplace;
+- a plugin already at ROOT/plugins/NAME, where ROOT holds a marketplace file, is listed in place there;
 - otherwise its package files are copied to MARKETPLACE/plugins/NAME (by default
   $APPSDK_HOME/codex-marketplace, one marketplace for all your local plugins); run it again after a change.
 """
@@ -88,7 +88,10 @@ def install_codex(
         return InstallResult(report)
     manifest = discover(root).data
     name = str(manifest["name"])
-    in_place = marketplace is None and root.parent.name == "plugins"
+    # In place only inside an existing marketplace: never start one in whatever folder is above plugins/.
+    in_place = (
+        marketplace is None and root.parent.name == "plugins" and (root.parent.parent / MARKETPLACE_FILE).is_file()
+    )
     market_root = root.parent.parent if in_place else (marketplace or default_marketplace()).expanduser().resolve()
     if market_root == root:
         raise UsageError(
