@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import zipfile
@@ -518,3 +519,9 @@ def test_new_force_keeps_an_existing_plugin_manifest(tmp_path: Path):
     again = appsdk("new", "demo", "--path", str(tmp_path), "--force")
     assert again.returncode == 0, again.stderr
     assert manifest.read_text() == '{"name": "mine"}'
+
+
+def test_the_readme_documents_every_rule_as_it_is():
+    text = (REPO / "README.md").read_text()
+    rows = re.findall(r"^\| (PLUG\d{3}) \| `([a-z-]+)` \| (error|warning) \|", text, re.M)
+    assert rows == [(rule.id, rule.name, rule.severity.value) for rule in RULES]
