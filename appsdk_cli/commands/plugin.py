@@ -119,8 +119,8 @@ def install(
         Path | None,
         typer.Option(
             "--marketplace",
-            help="The marketplace root. Default: the folder above plugins/ when the plugin sits in ROOT/plugins/, "
-            "else $APPSDK_HOME/codex-marketplace.",
+            help="The marketplace root. Default: ROOT when the plugin sits in ROOT/plugins/ and ROOT has a "
+            "marketplace file, else $APPSDK_HOME/codex-marketplace.",
             show_default=False,
         ),
     ] = None,
