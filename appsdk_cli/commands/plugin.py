@@ -43,7 +43,7 @@ def init(
         str | None,
         typer.Option(
             "--server",
-            help="Read the tools from this running server instead of the project's `appsdk dev` or its code.",
+            help="Read the tools from this running server instead of the project's code.",
             show_default=False,
         ),
     ] = None,
@@ -56,8 +56,8 @@ def init(
     """Make the app a plugin: the manifest (name, version, description and interface from pyproject.toml and
     the server's tools; URLs as REPLACE-ME placeholders), .mcp.json and assets/logo.png.
 
-    The tools are read from --server, else the project's running `appsdk dev`, else the app imported in
-    memory (no port, no tool called). Exit codes: 0 written; 1 the files exist (without --force) or the
+    The tools are read from --server, else the app imported in memory (no port), else the project's
+    running `appsdk dev`; no tool is called. Exit codes: 0 written; 1 the files exist (without --force) or the
     server cannot be read; 2 the command line is wrong.
     """
     from appsdk_cli.plugin.init import init_plugin

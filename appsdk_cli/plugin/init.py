@@ -77,26 +77,23 @@ def _project_table(root: Path) -> dict[str, Any]:
 
 
 def _server_snapshot(root: Path, server_url: str | None, timeout: float) -> tuple[Any, str]:
-    """What the server lists (no tool is called): a running server, else the app imported in memory."""
-    from appsdk_cli.project import find_dev_state
+    """What the server lists (no tool is called): --server, else the app imported in memory (it sees every
+    tool even when the app signs users in), else the project's running `appsdk dev`."""
+    from appsdk_cli.checks.live import collect_live
+    from appsdk_cli.checks.local import collect_path
+    from appsdk_cli.project import app_target, find_dev_state
     from appsdk_cli.remote import Target
 
-    url, source = server_url, "--server"
-    if url is None:
-        state = find_dev_state(root)
-        if state is not None:
-            url, source = state.url, ".appsdk/dev.json"
-    if url is not None:
-        from appsdk_cli.checks.live import collect_live
-
-        return collect_live(Target(url=url, source=source, timeout=timeout), call_tools=False), url
-    from appsdk_cli.checks.local import collect_path
-    from appsdk_cli.project import app_target
-
+    if server_url is not None:
+        return collect_live(Target(url=server_url, source="--server", timeout=timeout), call_tools=False), server_url
     app = app_target(root)
     try:
         return collect_path(app, timeout=timeout, call_tools=False), f"{app.spec} (imported in memory)"
     except AppsdkError as problem:
+        state = find_dev_state(root)
+        if state is not None:
+            target = Target(url=state.url, source=".appsdk/dev.json", timeout=timeout)
+            return collect_live(target, call_tools=False), state.url
         # Not every plugin's server is Python in this folder: a running one will do as well.
         raise AppsdkError(
             f"{problem.message}; to read a running server instead, give --server http://…/mcp", detail=problem.detail
