@@ -400,6 +400,10 @@ def test_pack_refuses_a_plugin_that_fails_the_check(tmp_path: Path):
     assert result.returncode == 1
     assert "PLUG501" in result.stdout and "nothing packed" in result.stdout
     assert not (tmp_path / "out").exists()
+    app_json = make_plugin(tmp_path / "app-json")
+    BREAKS["PLUG503"](app_json)
+    assert not check_plugin(app_json).failed  # Codex reads .app.json; only a package may not carry it
+    assert pack_plugin(app_json, output=tmp_path / "out3").archive is None
     fine = make_plugin(tmp_path / "fine")
     packed = appsdk("plugin", "pack", str(fine), "--json")
     assert packed.returncode == 0, packed.stderr

@@ -54,7 +54,8 @@ def archive_bytes_into(path: Path, root: Path, files: list[PurePosixPath]) -> in
 def pack_plugin(root: Path, *, output: Path | None = None, strict: bool = False) -> PackResult:
     root = root.resolve()
     report = check_plugin(root, strict=strict)
-    if report.failed:
+    # Every archive rule blocks a pack, even the one (.app.json) that is only a warning for Codex itself.
+    if report.failed or any(f.rule.id.startswith("PLUG5") for f in report.findings):
         return PackResult(report)
     manifest = discover(root).data
     out_dir = (output if output is not None else root / DEFAULT_OUTPUT).resolve()

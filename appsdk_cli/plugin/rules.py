@@ -202,7 +202,7 @@ ASSET_SIZE = Rule(
     "PLUG303",
     "asset-dimensions",
     E,
-    "A logo or composerIcon that is not square, or under 48 or over 4096 px",
+    "A logo (or logoDark) that is not square, or a raster one under 48 or over 4096 px",
     f"{SUBMISSION}: a square logo of 48–4096 px",
 )
 ASSET_TOO_LARGE = Rule("PLUG304", "asset-too-large", E, "An asset over 5 MB", f"{SUBMISSION}: assets are at most 5 MB")
@@ -247,10 +247,10 @@ ARCHIVE_PATH = Rule(
 ARCHIVE_APP_JSON = Rule(
     "PLUG503",
     "archive-app-json",
-    E,
-    "An `.app.json` in the plugin folder",
-    "Package archive rules: the uploaded package may not carry .app.json; the app is linked in the submission "
-    "portal instead",
+    W,
+    "An `.app.json` in the plugin folder (`plugin pack` refuses to pack it)",
+    "Codex reads it, but the package archive rules forbid it in an uploaded package: the app is linked in the "
+    "submission portal instead",
 )
 ARCHIVE_LIMITS = Rule(
     "PLUG504",
@@ -733,13 +733,16 @@ def _assets(root: Path, interface: dict[str, Any], where: str, *, has_ui: bool) 
                 + ("" if value.startswith("./assets/") else " outside ./assets/"),
                 "screenshots are PNG files under ./assets/",
             )
-        if key != "screenshots" and info.width is not None and info.height is not None:
+        # The limits are the logo's; a composer icon is small by design, and an SVG has no pixel size.
+        if key in ("logo", "logoDark") and info.width is not None and info.height is not None:
             width, height = info.width, info.height
-            if width != height or not (LOGO_MIN <= width <= LOGO_MAX):
+            out_of_range = info.kind != "svg" and not (LOGO_MIN <= width <= LOGO_MAX)
+            if width != height or out_of_range:
                 yield Finding(
                     ASSET_SIZE,
                     target,
-                    f"interface.{key} {value} is {width:g}×{height:g} px; it must be square, {LOGO_MIN}–{LOGO_MAX} px",
+                    f"interface.{key} {value} is {width:g}×{height:g}; it must be square"
+                    + ("" if info.kind == "svg" else f", {LOGO_MIN}–{LOGO_MAX} px"),
                     "export a square image, e.g. 512×512",
                 )
 

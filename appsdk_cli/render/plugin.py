@@ -52,7 +52,7 @@ def pack_result(result: PackResult, *, as_json: bool) -> None:
     if result.archive is None:
         check_report(result.report, as_json=as_json)
         if not as_json:
-            stdout().print("[red]nothing packed:[/] fix the errors above (appsdk plugin check shows them)")
+            stdout().print("[red]nothing packed:[/] fix the errors and archive rules (PLUG5xx) above")
         return
     if as_json:
         json_line(
