@@ -33,7 +33,7 @@ WIDGET_FILE = Path(__file__).parent / "widgets" / "book-list.html"
 CONNECT_DOMAINS: list[str] = []
 RESOURCE_DOMAINS: list[str] = []
 # The https origin that identifies the widget to ChatGPT; the directory requires one. Replace the
-# placeholder with your app's own domain before submitting (`appsdk check --submission` warns until then).
+# placeholder with your app's own domain before you submit the app to the directory.
 # MCP Apps' ui.domain is left out: its format is host-specific, and hosts pick an origin without it.
 WIDGET_DOMAIN = "https://replace-me.example.com"
 # What the model (and the directory's reviewers) read about the app as a whole.
