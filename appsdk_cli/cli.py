@@ -16,6 +16,7 @@ from appsdk_cli.commands.call import call, read, resources, tools
 from appsdk_cli.commands.check import check
 from appsdk_cli.commands.dev import dev
 from appsdk_cli.commands.new import new
+from appsdk_cli.commands.plugin import plugin
 from appsdk_cli.commands.preview import preview
 from appsdk_cli.commands.snapshot import snapshot
 from appsdk_cli.commands.tunnel import tunnel
@@ -61,6 +62,7 @@ app.command(short_help="Record the release contract: what ChatGPT freezes at rev
 app.command(short_help="Render a tool's widget in a local ChatGPT-like host.")(preview)
 app.command(short_help="Open an ngrok HTTPS tunnel and print the /mcp URL for ChatGPT.")(tunnel)
 app.add_typer(apps, short_help="The local apps registry: add, list, installed, read.")
+app.add_typer(plugin, short_help="Ship the app as a plugin: init, check, pack, install --codex.")
 app.command("app-server", short_help="Serve the Codex app/* methods on stdio (JSONL).")(app_server)
 
 

@@ -108,7 +108,7 @@ def session(target: Target, *, scope: str | None = None) -> Iterator[McpClient]:
             client = _connected(target, token, scope)
     except ConnectError as problem:
         if target.url and target.source != "--url":
-            problem.message = f"{problem.message} ({_SOURCE_HINTS[target.source]})"
+            problem.message = f"{problem.message} ({_SOURCE_HINTS.get(target.source, f'from {target.source}')})"
         raise
     try:
         yield client

@@ -375,7 +375,7 @@ def test_new_auth_scaffold_depends_on_mcp_only_and_its_tests_pass(tmp_path: Path
     assert [d.split(">")[0] for d in config["project"]["dependencies"]] == ["mcp"]
     assert config["tool"]["appsdk"]["auth"]["users"] == ["ada", "grace"]
     assert "auth.py" in result.stdout and '"auth": true' in result.stdout
-    assert "{{" not in "".join(p.read_text() for p in project.rglob("*") if p.is_file())
+    assert b"{{" not in b"".join(p.read_bytes() for p in project.rglob("*") if p.is_file())
     tests = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
         cwd=project,

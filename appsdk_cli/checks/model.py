@@ -82,6 +82,8 @@ class Snapshot:
     call_errors: dict[str, str] = field(default_factory=dict)
     # Live mode only: how the server answers a client that is not signed in (see checks/auth.py).
     auth: dict[str, Any] = field(default_factory=dict)
+    # The server's `instructions` from initialize (None when it sends none), for the submission rules.
+    instructions: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -112,6 +114,8 @@ class CheckReport:
     snapshot: Snapshot
     findings: list[Finding]
     strict: bool = False
+    # What was checked when it is not a server (`appsdk plugin check`: the plugin folder).
+    subject: str | None = None
 
     @property
     def errors(self) -> int:
@@ -126,6 +130,10 @@ class CheckReport:
         return self.errors > 0 or (self.strict and self.warnings > 0)
 
     def as_json(self) -> dict[str, Any]:
+        if self.subject is not None:
+            summary = {"errors": self.errors, "warnings": self.warnings, "mode": self.snapshot.mode}
+            summary |= {"subject": self.subject, "strict": self.strict, "passed": not self.failed}
+            return {"findings": [f.as_json() for f in self.findings], "summary": summary}
         return {
             "findings": [f.as_json() for f in self.findings],
             "summary": {

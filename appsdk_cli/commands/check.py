@@ -29,6 +29,14 @@ def check(
         bool, typer.Option("--json", help="Print {findings: [...], summary: {...}} as one JSON object.")
     ] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too (e.g. before submission).")] = False,
+    submission: Annotated[
+        bool,
+        typer.Option(
+            "--submission",
+            help="Add the app directory's review rules (APPS9xx); with a public https --url, also the domain token "
+            "and redirects.",
+        ),
+    ] = False,
     no_calls: Annotated[
         bool,
         typer.Option("--no-calls", help="Do not call any tool (by default read-only tools with no arguments are)."),
@@ -72,6 +80,10 @@ def check(
 
     source = choose_source(path, url, timeout=timeout, token=token)
     report = check_source(source, timeout=timeout, call_tools=not no_calls, strict=strict)
+    if submission:
+        from appsdk_cli.checks.submission import with_submission
+
+        report = with_submission(report, url=source.target.url if source.target else None, timeout=timeout)
     check_report(report, as_json=as_json)
     if report.failed:
         raise typer.Exit(1)

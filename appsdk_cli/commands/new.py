@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from appsdk_cli.scaffold import ScaffoldResult
 
 
 def new(
@@ -25,6 +28,9 @@ def new(
         typer.Option("--auth", help="Make the app an OAuth 2.1 protected resource (users sign in)."),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    no_plugin: Annotated[
+        bool, typer.Option("--no-plugin", help="Skip the plugin files (.codex-plugin/, .mcp.json, assets/).")
+    ] = False,
 ) -> None:
     """Scaffold a working book-club app: server, widget and tests."""
     from appsdk_cli.render.scaffold import scaffold_result
@@ -32,4 +38,27 @@ def new(
 
     flavor = WidgetFlavor.SKYBRIDGE if skybridge else WidgetFlavor.MCP_APPS
     result = scaffold(name, path, force=force, flavor=flavor, auth=auth)
+    if not no_plugin:
+        result = _with_plugin(result, force=force)
     scaffold_result(result, as_json=as_json)
+
+
+def _with_plugin(result: ScaffoldResult, *, force: bool) -> ScaffoldResult:
+    """Every new app is a plugin from day one: `appsdk plugin init` on the fresh project."""
+    from dataclasses import replace
+
+    from appsdk_cli.errors import AppsdkError
+    from appsdk_cli.plugin.init import init_plugin
+    from appsdk_cli.plugin.manifest import CODEX_MANIFEST
+
+    if force and (result.path / CODEX_MANIFEST).exists():
+        return result  # --force rewrites the template's files, not the user's own plugin manifest
+    try:
+        written = init_plugin(result.path, force=force)
+    except AppsdkError as problem:
+        raise AppsdkError(
+            f"{result.path} was created, but not its plugin files: {problem.message} "
+            "(run `appsdk plugin init` in it once that is fixed)",
+            detail=problem.detail,
+        ) from problem
+    return replace(result, files=tuple(sorted({*result.files, *(Path(f) for f in written.files)})))

@@ -39,6 +39,8 @@ def check_report(report: CheckReport, *, as_json: bool) -> None:
         f", called {', '.join(called)}" if called else ""
     )
     where = f"— {snapshot.mode} mode: {escape(snapshot.server)} ({escape(scope)})"
+    if report.subject is not None:
+        where = f"— {escape(report.subject)}"
     if not report.findings:
         console.print(f"[green]✓ no problems[/] [dim]{where}[/]", soft_wrap=True)
         return

@@ -32,6 +32,15 @@ WIDGET_FILE = Path(__file__).parent / "widgets" / "book-list.html"
 # add an origin here (in both key styles) before the widget fetches or loads anything from it.
 CONNECT_DOMAINS: list[str] = []
 RESOURCE_DOMAINS: list[str] = []
+# The https origin that identifies the widget to ChatGPT; the directory requires one. Replace the
+# placeholder with your app's own domain before you submit the app to the directory.
+# MCP Apps' ui.domain is left out: its format is host-specific, and hosts pick an origin without it.
+WIDGET_DOMAIN = "https://replace-me.example.com"
+# What the model (and the directory's reviewers) read about the app as a whole.
+INSTRUCTIONS = (
+    "Shows the book club's next reading picks to signed-in members and takes their suggestions. "
+    "Call list-books for the picks, whoami for who is signed in, and suggest-book to propose a title."
+)
 
 
 class Book(BaseModel):
@@ -77,6 +86,7 @@ SUGGESTIONS: list[dict[str, str]] = []
 mcp = MCPServer(
     name="{{app_name}}",
     version="0.1.0",
+    instructions=INSTRUCTIONS,
     log_level="WARNING",
     # mcp answers a request without a valid token with 401 and
     # `WWW-Authenticate: Bearer resource_metadata=".../.well-known/oauth-protected-resource/mcp"`,
@@ -105,6 +115,7 @@ mcp = MCPServer(
         },
         "openai/widgetCSP": {"connect_domains": CONNECT_DOMAINS, "resource_domains": RESOURCE_DOMAINS},
         "openai/widgetPrefersBorder": True,
+        "openai/widgetDomain": WIDGET_DOMAIN,
         "openai/widgetDescription": "Shows the book club's next three picks as a list of cards.",
     },
 )

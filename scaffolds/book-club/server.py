@@ -27,6 +27,15 @@ WIDGET_FILE = Path(__file__).parent / "widgets" / "book-list.html"
 # add an origin here (in both key styles) before the widget fetches or loads anything from it.
 CONNECT_DOMAINS: list[str] = []
 RESOURCE_DOMAINS: list[str] = []
+# The https origin that identifies the widget to ChatGPT; the directory requires one. Replace the
+# placeholder with your app's own domain before you submit the app to the directory.
+# MCP Apps' ui.domain is left out: its format is host-specific, and hosts pick an origin without it.
+WIDGET_DOMAIN = "https://replace-me.example.com"
+# What the model (and the directory's reviewers) read about the app as a whole.
+INSTRUCTIONS = (
+    "Shows the book club's next reading picks. "
+    "Call list-books when the user asks what the club reads next; its widget shows the picks as cards."
+)
 
 
 class Book(BaseModel):
@@ -46,7 +55,7 @@ PICKS: list[dict[str, str]] = [
     {"title": "The Time Machine", "author": "H. G. Wells"},
 ]
 
-mcp = MCPServer(name="{{app_name}}", version="0.1.0", log_level="WARNING")
+mcp = MCPServer(name="{{app_name}}", version="0.1.0", instructions=INSTRUCTIONS, log_level="WARNING")
 
 
 @mcp.resource(
@@ -63,6 +72,7 @@ mcp = MCPServer(name="{{app_name}}", version="0.1.0", log_level="WARNING")
         },
         "openai/widgetCSP": {"connect_domains": CONNECT_DOMAINS, "resource_domains": RESOURCE_DOMAINS},
         "openai/widgetPrefersBorder": True,
+        "openai/widgetDomain": WIDGET_DOMAIN,
         "openai/widgetDescription": "Shows the book club's next three picks as a list of cards.",
     },
 )
