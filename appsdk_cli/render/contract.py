@@ -84,7 +84,7 @@ def snapshot_written(path: Path, contract: dict[str, Any], changes: list[Change]
     console.print(f"[green]recorded[/] {escape(str(path))} [dim]({escape(scope)})[/]", soft_wrap=True)
     if changes:
         console.print(
-            f"[yellow]{len(changes)} changes since the file it replaced:[/] {_tally(changes)}", soft_wrap=True
+            f"[yellow]{count(len(changes), 'change')} since the file it replaced:[/] {_tally(changes)}", soft_wrap=True
         )
         change_lines(changes, console)
     elif changes is not None:
