@@ -8,6 +8,7 @@ if TYPE_CHECKING:
     from appsdk_cli.devserver.events import DevEvent
 
 
+from appsdk_cli import chatgpt
 from appsdk_cli.render.console import stderr, stdout, warning
 
 
@@ -35,8 +36,8 @@ def dev_event(event: DevEvent) -> None:
                 if names
             ]
             stdout().print(
-                f"[yellow]the tool list changed[/] ({escape('; '.join(parts))}): ChatGPT needs a Refresh of the "
-                "connector to see it (Settings → Apps & Connectors → your app → Refresh)",
+                f"[yellow]the tool list changed[/] ({escape('; '.join(parts))}): for ChatGPT to see it, "
+                f"{chatgpt.rich(chatgpt.REFRESH)}",
                 soft_wrap=True,
             )
     elif isinstance(event, events.AppBroken):
