@@ -128,6 +128,8 @@ def scaffold(
     try:
         values = _template_values(name, flavor, domain, auth)
         files = sorted({path for source in sources for path in _render_tree(source, staging, values)})
+        if domain:
+            _uncomment_tunnel_table(staging / "pyproject.toml")
         if occupied:
             replaced, unchanged, added = _merge_into(staging, target, files)
         else:
@@ -185,6 +187,17 @@ def _configured_domain(project: Path) -> str | None:
         return None
 
 
+_TUNNEL_TABLE_COMMENTED = '# [tool.appsdk.tunnel]\n# domain = "'
+
+
+def _uncomment_tunnel_table(pyproject: Path) -> None:
+    """The template's pyproject carries the table commented out (so it stays valid TOML); a domain turns it on."""
+    text = pyproject.read_text(encoding="utf-8")
+    if _TUNNEL_TABLE_COMMENTED not in text:
+        raise AppsdkError("appsdk's template has no [tool.appsdk.tunnel] table; reinstall appsdk-cli")
+    pyproject.write_text(text.replace(_TUNNEL_TABLE_COMMENTED, '[tool.appsdk.tunnel]\ndomain = "'), encoding="utf-8")
+
+
 def _template_values(name: str, flavor: WidgetFlavor, domain: str | None, auth: bool) -> dict[str, str]:
     from appsdk_cli import chatgpt
 
@@ -193,7 +206,6 @@ def _template_values(name: str, flavor: WidgetFlavor, domain: str | None, auth: 
         "widget_mime_type": flavor.value,
         "widget_domain": f"https://{domain}" if domain else "",
         "tunnel_domain": domain or _PLACEHOLDER_DOMAIN,
-        "tunnel_comment": "" if domain else "# ",
         "chatgpt_steps": chatgpt.markdown(sign_in=auth),
     }
 

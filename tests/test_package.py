@@ -78,3 +78,35 @@ def test_wheel_carries_the_scaffolds(tmp_path: Path):
     )
     assert made.returncode == 0, made.stderr
     assert (work / "demo" / "widgets" / "book-list.html").is_file()
+
+
+def _bash_blocks(text: str) -> list[str]:
+    return [block.split("```", 1)[0].strip() for block in text.split("```bash\n")[1:]]
+
+
+def test_quick_start_is_two_commands_and_ci_runs_the_second_verbatim():
+    readme = (REPO / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    blocks = _bash_blocks(quick)
+    assert len(blocks) == 2 and all("\n" not in block for block in blocks), blocks
+    run, test = blocks
+    # The app is scaffolded outside the checkout, where the test command's `ruff check .` would lint it,
+    # and appsdk is on PATH afterwards, so the printed "Next:" lines work as typed.
+    assert "appsdk new book-club --path .." in run and ". .venv/bin/activate" in run
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert test in ci, "the README's test command must be the line .ci/run runs"
+
+
+def test_chatgpt_steps_are_said_once_and_the_readme_has_them():
+    from appsdk_cli import chatgpt
+
+    readme = (REPO / "README.md").read_text()
+    assert chatgpt.markdown() in readme
+    everything = "\n".join(
+        path.read_text()
+        for folder in ("appsdk_cli", "scaffolds")
+        for path in (REPO / folder).rglob("*")
+        if path.is_file() and path.suffix in {".py", ".md"}
+    )
+    for stale in ("Apps & Connectors", "Settings → Apps", "Create app"):
+        assert stale not in everything + readme, stale

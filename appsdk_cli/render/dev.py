@@ -79,8 +79,35 @@ def _dev_panel(event: Any) -> None:
     grid.add_row("App", escape(event.app))
     reload = "on save of .py .html .css .js .json .toml" if event.reload else "off (--no-reload)"
     grid.add_row("Reload", reload)
-    grid.add_row("Next", "appsdk call list-books   [dim]# call a tool, in a second terminal[/]")
-    grid.add_row("", "appsdk tunnel            [dim]# an HTTPS URL for ChatGPT developer mode[/]")
     console = stdout()
     console.print(Panel(grid, title="appsdk dev", title_align="left", expand=False))
+    # Outside the panel and never wrapped, so each command copies and runs as printed.
+    console.print("Next, in a second terminal:")
+    for line in _next_lines(event):
+        console.print(f"  {line}", soft_wrap=True)
     console.print("[dim]Ctrl-C to stop[/]")
+
+
+def _next_lines(event: Any) -> list[str]:
+    """What to type in a second terminal, each line working as printed there (see invocation.py)."""
+    import shlex
+
+    from rich.markup import escape
+
+    from appsdk_cli.invocation import fresh_shell, shell_path
+
+    shell = fresh_shell()
+    commands: list[tuple[str, str]] = []
+    if shell.setup:
+        commands.append((escape(shell.setup), "puts appsdk on PATH"))
+    commands.append((escape(f"cd {shell_path(event.project)}"), "appsdk finds this server from there"))
+    if event.tools:
+        tool = shlex.quote(event.tools[0])
+        commands.append((escape(f"{shell.appsdk} call {tool}"), "call a tool"))
+        commands.append((escape(f"{shell.appsdk} preview {tool}"), "see its widget in a local host"))
+    else:
+        commands.append((escape(f"{shell.appsdk} tools"), "list the tools"))
+    if not event.tunnel:
+        commands.append((escape(f"{shell.appsdk} tunnel"), "an HTTPS URL for ChatGPT"))
+    width = max(len(command) for command, _ in commands) + 2
+    return [command + " " * (width - len(command)) + f"[dim]# {escape(note)}[/]" for command, note in commands]
