@@ -234,3 +234,20 @@ def test_without_a_domain_the_tunnel_table_is_a_comment(tmp_path: Path):
     assert "tunnel" not in config["tool"]["appsdk"]
     assert "# [tool.appsdk.tunnel]" in (project / "pyproject.toml").read_text()
     assert 'WIDGET_DOMAIN = ""' in (project / "server.py").read_text()
+
+
+def test_check_strict_passes_on_a_scaffold_with_a_domain_and_names_the_line_without(tmp_path: Path):
+    with_domain = appsdk("new", "dom", "--domain", "dom.ngrok.app", cwd=tmp_path)
+    assert "widget domain: https://dom.ngrok.app" in with_domain.stdout
+    assert "[tool.appsdk.tunnel] in pyproject.toml" in with_domain.stdout
+    strict = appsdk("check", "--strict", cwd=tmp_path / "dom")
+    assert strict.returncode == 0, strict.stdout + strict.stderr
+
+    appsdk("new", "plain", cwd=tmp_path)
+    plain = appsdk("check", "--strict", "--json", cwd=tmp_path / "plain")
+    assert plain.returncode == 1
+    import json
+
+    findings = json.loads(plain.stdout)["findings"]
+    assert [f["rule"] for f in findings] == ["APPS504"], findings
+    assert 'set WIDGET_DOMAIN = "https://YOUR-DOMAIN" in server.py' in findings[0]["hint"]

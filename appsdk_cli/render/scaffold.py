@@ -51,7 +51,8 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
     console.print(f"  widget MIME type: {result.flavor.value}")
     if result.domain:
         console.print(
-            f"  widget domain: https://{escape(result.domain)} [dim](and the tunnel's, [tool.appsdk.tunnel])[/]",
+            f"  widget domain: https://{escape(result.domain)} "
+            f"[dim](the tunnel's too: {escape('[tool.appsdk.tunnel]')} in pyproject.toml)[/]",
             soft_wrap=True,
         )
     if result.auth:
