@@ -8,6 +8,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from conftest import REPO, appsdk
 
 
@@ -110,3 +111,33 @@ def test_chatgpt_steps_are_said_once_and_the_readme_has_them():
     )
     for stale in ("Apps & Connectors", "Settings → Apps", "Create app"):
         assert stale not in everything + readme, stale
+
+
+COMMANDS = ["new", "dev", "call", "tools", "resources", "read", "check", "preview", "tunnel", "app-server"]
+APPS_COMMANDS = ["add", "remove", "list", "installed", "read"]
+
+
+@pytest.mark.parametrize("command", [[], *([c] for c in COMMANDS), ["apps"], *(["apps", c] for c in APPS_COMMANDS)])
+def test_help_names_placeholders_and_shows_examples(command: list[str]):
+    result = appsdk(*command, "--help", env={"COLUMNS": "150"})
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    for leak in ("<str>", "<int", "<float", "<list[", "<path>", "range>", "<=x", "x>="):
+        assert leak not in text, (leak, text)
+    usage = text.splitlines()[0]
+    assert "{" not in usage, usage
+    examples = text.split("Examples:\n", 1)[1].strip().splitlines()
+    assert 1 <= len(examples) <= 2 and all(line.strip().startswith("appsdk") for line in examples), examples
+
+
+def test_help_wraps_to_the_terminal_and_summaries_are_whole():
+    wide = appsdk("dev", "--help", env={"COLUMNS": "150"}).stdout
+    narrow = appsdk("dev", "--help", env={"COLUMNS": "80"}).stdout
+    assert max(len(line) for line in wide.splitlines()) > 100
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    assert "--allow-host HOST" in wide and "-p, --port PORT" in wide and "--transport streamable-http|sse" in wide
+    apps = appsdk("apps", "--help", env={"COLUMNS": "80"}).stdout
+    listed = " ".join(apps.split("Commands:", 1)[1].split())
+    assert "..." not in listed and "accessible (its server lists tools) and enabled." in listed
+    root = appsdk("--help").stdout
+    assert "add, remove, list, installed, read" in root
