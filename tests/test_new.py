@@ -251,3 +251,48 @@ def test_check_strict_passes_on_a_scaffold_with_a_domain_and_names_the_line_with
     findings = json.loads(plain.stdout)["findings"]
     assert [f["rule"] for f in findings] == ["APPS504"], findings
     assert 'set WIDGET_DOMAIN = "https://YOUR-DOMAIN" in server.py' in findings[0]["hint"]
+
+
+def _next_lines(output: str) -> list[str]:
+    block = output.split("Next:\n", 1)[1]
+    return [line.split("  #", 1)[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def test_next_lines_work_as_typed_in_a_new_terminal(tmp_path: Path):
+    """A new terminal: home folder, login PATH without appsdk's venv. Every line runs as printed
+    (the dev line gets a free port, since 8000 may be taken on a test machine)."""
+    import subprocess
+
+    from conftest import free_port
+
+    home = tmp_path / "home"
+    home.mkdir()
+    fresh = {"HOME": str(home), "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "COLUMNS": "200"}
+    made = appsdk("new", "demo", "--path", str(home / "apps"), env={**fresh, "VIRTUAL_ENV": ""})
+    assert made.returncode == 0, made.stderr
+    lines = _next_lines(made.stdout)
+    setup, cd, dev, call, test = lines
+    assert setup.startswith(". ") and setup.endswith("/bin/activate")
+    assert cd == "cd ~/apps/demo"
+    assert dev == "appsdk dev" and call == "appsdk call list-books" and test.endswith("-m pytest")
+    script = f"""set -e
+{setup}
+{cd}
+{dev} --port {free_port()} > dev.log 2>&1 &
+for _ in $(seq 300); do [ -f .appsdk/dev.json ] && break; sleep 0.1; done
+{call} --json > call.json
+kill -INT %1; wait
+{test} -q -p no:cacheprovider
+"""
+    result = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", script],
+        cwd=home,
+        env=fresh,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    project = home / "apps" / "demo"
+    assert result.returncode == 0, result.stdout + result.stderr + (project / "dev.log").read_text()
+    assert "Frankenstein" in (project / "call.json").read_text()
+    assert "passed" in result.stdout

@@ -98,11 +98,14 @@ def test_quick_start_is_two_commands_and_ci_runs_the_second_verbatim():
     assert test in ci, "the README's test command must be the line .ci/run runs"
 
 
-def test_chatgpt_steps_are_said_once_and_the_readme_has_them():
+def test_chatgpt_steps_are_said_once_and_the_readme_has_them(tmp_path: Path):
     from appsdk_cli import chatgpt
+    from appsdk_cli.scaffold import scaffold
 
     readme = (REPO / "README.md").read_text()
     assert chatgpt.markdown() in readme
+    assert chatgpt.markdown() in (scaffold("plain", tmp_path).path / "README.md").read_text()
+    assert chatgpt.markdown(sign_in=True) in (scaffold("members", tmp_path, auth=True).path / "README.md").read_text()
     everything = "\n".join(
         path.read_text()
         for folder in ("appsdk_cli", "scaffolds")
