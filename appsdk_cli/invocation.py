@@ -76,3 +76,12 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve() or os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def pip_install(requirement: str, environ: Mapping[str, str] | None = None) -> str:
+    """The command, as typed in this terminal, that installs `requirement` into the Python appsdk runs in."""
+    environ = os.environ if environ is None else environ
+    active = environ.get("VIRTUAL_ENV")
+    if active and _same_file(Path(active), Path(sys.prefix)):
+        return f"pip install {shlex.quote(requirement)}"
+    return f"{shell_path(Path(sys.executable), environ)} -m pip install {shlex.quote(requirement)}"
