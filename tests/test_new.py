@@ -254,8 +254,10 @@ def test_check_strict_passes_on_a_scaffold_with_a_domain_and_names_the_line_with
 
 
 def _next_lines(output: str) -> list[str]:
+    """The commands after "Next:" (indented lines), without their comments."""
     block = output.split("Next:\n", 1)[1]
-    return [line.split("  #", 1)[0].strip() for line in block.splitlines() if line.strip()]
+    commands = [line.split("  #", 1)[0].strip() for line in block.splitlines() if line.startswith("  ")]
+    return [command for command in commands if not command.startswith("#")]
 
 
 def test_next_lines_work_as_typed_in_a_new_terminal(tmp_path: Path):

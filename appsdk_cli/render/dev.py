@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
 from appsdk_cli import chatgpt
 from appsdk_cli.render.console import stderr, stdout, warning
+from appsdk_cli.render.nextsteps import print_commands
 
 
 def dev_event(event: DevEvent) -> None:
@@ -83,31 +84,27 @@ def _dev_panel(event: Any) -> None:
     console.print(Panel(grid, title="appsdk dev", title_align="left", expand=False))
     # Outside the panel and never wrapped, so each command copies and runs as printed.
     console.print("Next, in a second terminal:")
-    for line in _next_lines(event):
-        console.print(f"  {line}", soft_wrap=True)
+    print_commands(console, _next_commands(event))
     console.print("[dim]Ctrl-C to stop[/]")
 
 
-def _next_lines(event: Any) -> list[str]:
+def _next_commands(event: Any) -> list[tuple[str, str]]:
     """What to type in a second terminal, each line working as printed there (see invocation.py)."""
     import shlex
-
-    from rich.markup import escape
 
     from appsdk_cli.invocation import fresh_shell, shell_path
 
     shell = fresh_shell()
     commands: list[tuple[str, str]] = []
     if shell.setup:
-        commands.append((escape(shell.setup), "puts appsdk on PATH"))
-    commands.append((escape(f"cd {shell_path(event.project)}"), "appsdk finds this server from there"))
+        commands.append((shell.setup, "puts appsdk on PATH"))
+    commands.append((f"cd {shell_path(event.project)}", "appsdk finds this server from there"))
     if event.tools:
         tool = shlex.quote(event.tools[0])
-        commands.append((escape(f"{shell.appsdk} call {tool}"), "call a tool"))
-        commands.append((escape(f"{shell.appsdk} preview {tool}"), "see its widget in a local host"))
+        commands.append((f"{shell.appsdk} call {tool}", "call a tool"))
+        commands.append((f"{shell.appsdk} preview {tool}", "see its widget in a local host"))
     else:
-        commands.append((escape(f"{shell.appsdk} tools"), "list the tools"))
+        commands.append((f"{shell.appsdk} tools", "list the tools"))
     if not event.tunnel:
-        commands.append((escape(f"{shell.appsdk} tunnel"), "an HTTPS URL for ChatGPT"))
-    width = max(len(command) for command, _ in commands) + 2
-    return [command + " " * (width - len(command)) + f"[dim]# {escape(note)}[/]" for command, note in commands]
+        commands.append((f"{shell.appsdk} tunnel", "an HTTPS URL for ChatGPT"))
+    return commands

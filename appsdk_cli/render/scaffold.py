@@ -9,6 +9,7 @@ if TYPE_CHECKING:
 
 
 from appsdk_cli.render.console import json_line, stdout
+from appsdk_cli.render.nextsteps import print_commands
 
 
 def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
@@ -56,33 +57,25 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
             soft_wrap=True,
         )
     if result.auth:
-        console.print(
-            "  sign-in: OAuth 2.1 resource server; appsdk dev runs a development authorization server", soft_wrap=True
-        )
+        console.print("  sign-in: OAuth 2.1; appsdk dev runs a development authorization server")
     console.print()
     shell = fresh_shell()
-    again = "the first two lines" if shell.setup else "the cd"
-    if result.auth:
-        serve = [(f"{shell.appsdk} dev --auth-user ada", "sign-in approves as ada; drop it for a consent page")]
-        call = (f"{shell.appsdk} call whoami", f"in a second terminal, after {again}: signs in, then calls")
-    else:
-        serve = [(f"{shell.appsdk} dev", f"or: {shell.python} server.py")]
-        call = (f"{shell.appsdk} call list-books", f"in a second terminal, after {again}")
-    commands: list[tuple[str, str]] = []
+    first: list[tuple[str, str]] = []
     if shell.setup:
-        commands.append((shell.setup, "puts appsdk on PATH in a new terminal"))
-    commands.append((f"cd {shell_path(result.path)}", ""))
-    commands += serve
-    commands.append(call)
-    commands.append((_test_command(shell.python), "the app's own tests"))
-    width = max(len(command) for command, _ in commands) + 2
+        first.append((shell.setup, "puts appsdk on PATH"))
+    first.append((f"cd {shell_path(result.path)}", ""))
+    if result.auth:
+        first.append((f"{shell.appsdk} dev --auth-user ada", "sign-in approves as ada; omit it for a consent page"))
+        second = [(f"{shell.appsdk} call whoami", "signs in, then calls")]
+    else:
+        first.append((f"{shell.appsdk} dev", f"or: {shell.python} server.py"))
+        second = [(f"{shell.appsdk} call list-books", "calls the tool the way ChatGPT does")]
+    second.append((_test_command(shell.python), "the app's own tests"))
+    again = "the first two lines again" if shell.setup else "the cd again"
     console.print("Next:")
-    for command, note in commands:
-        # Each command on one line, never wrapped, so it copies and runs as printed.
-        line = f"  {escape(command)}"
-        if note:
-            line += " " * (width - len(command)) + f"[dim]# {escape(note)}[/]"
-        console.print(line, soft_wrap=True)
+    print_commands(console, first)
+    console.print(f"Then, in a second terminal, {again}, and:")
+    print_commands(console, second)
 
 
 def _test_command(python: str) -> str:
