@@ -52,7 +52,7 @@ def _root(
 app.command(short_help="Scaffold the book-club app: server, widget and tests.")(new)
 app.command(short_help="Serve the app with hot reload (--tunnel: and over HTTPS).")(dev)
 app.command(short_help="Call a tool the way ChatGPT does and show what each side gets.")(call)
-app.command(short_help="List the tools with their Apps SDK metadata.")(tools)
+app.command(short_help="List the tools: arguments, sign-in scopes and Apps SDK metadata.")(tools)
 app.command(short_help="List the resources and their MIME types.")(resources)
 app.command(short_help="Print one resource (a widget's HTML and _meta).")(read)
 app.command(short_help="Lint the app against ChatGPT's and the MCP Apps rules.")(check)
