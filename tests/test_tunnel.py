@@ -311,6 +311,7 @@ def test_dev_tunnel_keeps_its_url_across_reloads(tmp_path, tunnel_env, monkeypat
         assert mcp_url.startswith("https://127.0.0.2:") and mcp_url.endswith("/mcp")
         # The tunnel is open already: no "appsdk tunnel" among the next steps, and ChatGPT's steps instead.
         assert "appsdk tunnel" not in dev.out() and "appsdk call list-books" in dev.out()
+        wait_until(lambda: "Ctrl-C closes the tunnel" in dev.out(), message="ChatGPT's steps after the URL")
         assert "chatgpt.com/plugins" in dev.out() and "Settings → Security and login" in dev.out()
         state = json.loads((project / ".appsdk" / "dev.json").read_text())
         assert state["public_url"] + "/mcp" == mcp_url
