@@ -54,23 +54,26 @@ def _root(
 app.command(short_help="Scaffold the book-club app: server, widget and tests.")(new)
 app.command(short_help="Serve the app with hot reload (--tunnel: and over HTTPS).")(dev)
 app.command(short_help="Call a tool the way ChatGPT does and show what each side gets.")(call)
-app.command(short_help="List the tools with their Apps SDK metadata.")(tools)
+app.command(short_help="List the tools: arguments, sign-in scopes and Apps SDK metadata.")(tools)
 app.command(short_help="List the resources and their MIME types.")(resources)
 app.command(short_help="Print one resource (a widget's HTML and _meta).")(read)
 app.command(short_help="Lint the app against ChatGPT's and the MCP Apps rules.")(check)
 app.command(short_help="Record the release contract: what ChatGPT freezes at review.")(snapshot)
 app.command(short_help="Render a tool's widget in a local ChatGPT-like host.")(preview)
 app.command(short_help="Open an ngrok HTTPS tunnel and print the /mcp URL for ChatGPT.")(tunnel)
-app.add_typer(apps, short_help="The local apps registry: add, list, installed, read.")
+app.add_typer(apps, short_help="The local apps registry: add, remove, list, installed, read.")
 app.add_typer(plugin, short_help="Ship the app as a plugin: init, check, pack, install --codex.")
 app.command("app-server", short_help="Serve the Codex app/* methods on stdio (JSONL).")(app_server)
 
 
 def main() -> None:
+    import typer.main
+
     from appsdk_cli.errors import AppsdkError
+    from appsdk_cli.helptext import polish
 
     try:
-        app(standalone_mode=True)
+        polish(typer.main.get_command(app))(standalone_mode=True)
     except AppsdkError as problem:
         from appsdk_cli.render.console import error
 

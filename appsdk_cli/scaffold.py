@@ -6,6 +6,7 @@ failure at any point leaves nothing behind.
 
 from __future__ import annotations
 
+import filecmp
 import keyword
 import os
 import re
@@ -35,13 +36,25 @@ class WidgetFlavor(StrEnum):
 
 
 @dataclass(frozen=True)
+class Replaced:
+    """A template file that --force wrote over a different file of the user's, kept at `backup`."""
+
+    path: Path  # relative to the project
+    backup: Path  # relative to the project: server.py.orig (or .orig.1, … when that is taken)
+
+
+@dataclass(frozen=True)
 class ScaffoldResult:
     name: str
     path: Path
     flavor: WidgetFlavor
-    files: tuple[Path, ...]
+    files: tuple[Path, ...]  # every template file, relative to the project
     replaced_existing: bool
     auth: bool = False
+    domain: str | None = None  # the reserved tunnel domain the widget's domain was filled from
+    replaced: tuple[Replaced, ...] = ()  # --force: files that differed; the user's version is kept beside
+    unchanged: tuple[Path, ...] = ()  # --force: files already exactly as the template has them
+    added: tuple[Path, ...] = ()  # files that did not exist before (all of them for a new project)
 
 
 def templates_root() -> Path:
@@ -76,10 +89,17 @@ def scaffold(
     force: bool = False,
     flavor: WidgetFlavor = WidgetFlavor.MCP_APPS,
     auth: bool = False,
+    domain: str | None = None,
 ) -> ScaffoldResult:
     """Create parent/name from the book-club template (with auth: its OAuth-protected variant);
-    raise AppsdkError and leave nothing on failure."""
+    raise AppsdkError and leave nothing on failure.
+
+    `domain` is a reserved tunnel domain (books.ngrok.app): it becomes the project's
+    `[tool.appsdk.tunnel] domain` and the widget's https origin. Without it, --force keeps the one the
+    existing project configures.
+    """
     validate_name(name)
+    domain = normalize_domain(domain) if domain is not None else None
     sources = [templates_root() / TEMPLATE]
     if auth:
         sources.append(templates_root() / AUTH_OVERLAY)
@@ -92,6 +112,8 @@ def scaffold(
     occupied = target.is_dir() and any(target.iterdir())
     if occupied and not force:
         raise AppsdkError(f"{target} already exists and is not empty; choose another name, or pass --force")
+    if domain is None and occupied:
+        domain = _configured_domain(target)
 
     created_parents = _missing_ancestors(parent)
     try:
@@ -104,19 +126,88 @@ def scaffold(
         raise AppsdkError(f"cannot create the project in {parent}: {error.strerror or error}") from error
 
     try:
-        values = {"app_name": name, "widget_mime_type": flavor.value}
+        values = _template_values(name, flavor, domain, auth)
         files = sorted({path for source in sources for path in _render_tree(source, staging, values)})
+        if domain:
+            _uncomment_tunnel_table(staging / "pyproject.toml")
         if occupied:
-            _merge_into(staging, target, files)
+            replaced, unchanged, added = _merge_into(staging, target, files)
         else:
             os.replace(staging, target)
+            replaced, unchanged, added = [], [], files
     except OSError as error:
         raise AppsdkError(f"cannot write the project to {target}: {error.strerror or error}") from error
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         if not target.exists():
             _remove_created(created_parents)
-    return ScaffoldResult(name, target, flavor, tuple(files), replaced_existing=occupied, auth=auth)
+    return ScaffoldResult(
+        name,
+        target,
+        flavor,
+        tuple(files),
+        replaced_existing=occupied,
+        auth=auth,
+        domain=domain,
+        replaced=tuple(replaced),
+        unchanged=tuple(unchanged),
+        added=tuple(added),
+    )
+
+
+_DOMAIN_PATTERN = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
+_PLACEHOLDER_DOMAIN = "your-name.ngrok.app"
+
+
+def normalize_domain(domain: str) -> str:
+    """A reserved tunnel domain as ngrok takes it (books.ngrok.app), from that or https://books.ngrok.app/."""
+    text = domain.strip().lower()
+    text = text.removeprefix("https://").rstrip("/")
+    if not _DOMAIN_PATTERN.fullmatch(text):
+        raise UsageError(f"--domain {domain!r} is not a domain name; give a reserved one such as books.ngrok.app")
+    return text
+
+
+def _configured_domain(project: Path) -> str | None:
+    """The existing project's `[tool.appsdk.tunnel] domain`, if it has a readable one."""
+    import tomllib
+
+    try:
+        with (project / "pyproject.toml").open("rb") as file:
+            config = tomllib.load(file).get("tool", {}).get("appsdk", {})
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        return None
+    table = config.get("tunnel") if isinstance(config, dict) else None
+    found = table.get("domain") if isinstance(table, dict) else None
+    if not isinstance(found, str) or found == _PLACEHOLDER_DOMAIN:
+        return None
+    try:
+        return normalize_domain(found)
+    except UsageError:
+        return None
+
+
+_TUNNEL_TABLE_COMMENTED = '# [tool.appsdk.tunnel]\n# domain = "'
+
+
+def _uncomment_tunnel_table(pyproject: Path) -> None:
+    """The template's pyproject carries the table commented out (so it stays valid TOML); a domain turns it on."""
+    text = pyproject.read_text(encoding="utf-8")
+    if _TUNNEL_TABLE_COMMENTED not in text:
+        raise AppsdkError("appsdk's template has no [tool.appsdk.tunnel] table; reinstall appsdk-cli")
+    pyproject.write_text(text.replace(_TUNNEL_TABLE_COMMENTED, '[tool.appsdk.tunnel]\ndomain = "'), encoding="utf-8")
+
+
+def _template_values(name: str, flavor: WidgetFlavor, domain: str | None, auth: bool) -> dict[str, str]:
+    from appsdk_cli import chatgpt
+
+    return {
+        "app_name": name,
+        "widget_mime_type": flavor.value,
+        "widget_domain": f"https://{domain}" if domain else "",
+        "tunnel_domain": domain or _PLACEHOLDER_DOMAIN,
+        "chatgpt_steps": chatgpt.markdown(sign_in=auth),
+    }
 
 
 def _render_tree(source: Path, destination: Path, values: dict[str, str]) -> list[Path]:
@@ -145,26 +236,58 @@ def _undot(part: str) -> str:
     return "." + part[len(_DOT_PREFIX) :] if part.startswith(_DOT_PREFIX) else part
 
 
-def _merge_into(staging: Path, target: Path, files: list[Path]) -> None:
-    """--force into a non-empty folder: overwrite the template's files, keep every other file.
+def _merge_into(staging: Path, target: Path, files: list[Path]) -> tuple[list[Replaced], list[Path], list[Path]]:
+    """--force into a non-empty folder: write the template's files, keep every other file, and keep
+    the user's version of each file the template replaces beside it (server.py.orig).
 
-    Every destination is checked before the first write, so a clash (a folder where a file must go)
-    fails without changing anything.
+    Every destination is checked before the first write, so a clash (a folder where a file must go, a
+    link that leads out of the project) fails without changing anything. Nothing is written through a
+    symbolic link to a place outside the project.
     """
+    root = target.resolve()
     for relative in files:
         destination = target / relative
-        for ancestor in [*reversed(relative.parents[:-1]), relative]:
+        for ancestor in reversed(relative.parents[:-1]):
             existing = target / ancestor
-            must_be_dir = ancestor != relative
-            if existing.exists() and existing.is_dir() != must_be_dir:
-                kind = "a folder" if existing.is_dir() else "a file"
-                raise AppsdkError(f"{existing} is {kind} in the way of the template; move it and try again")
-        if destination.exists() and not os.access(destination, os.W_OK):
+            if existing.is_symlink() and not existing.resolve().is_relative_to(root):
+                raise AppsdkError(
+                    f"{existing} is a link to {existing.resolve()}, outside the project; nothing was changed "
+                    "(replace the link with a folder, or scaffold somewhere else)"
+                )
+            if existing.exists() and not existing.is_dir():
+                raise AppsdkError(f"{existing} is a file in the way of the template; move it and try again")
+        if destination.is_dir() and not destination.is_symlink():
+            raise AppsdkError(f"{destination} is a folder in the way of the template; move it and try again")
+        if os.path.lexists(destination) and not destination.is_symlink() and not os.access(destination, os.W_OK):
             raise AppsdkError(f"{destination} is not writable; nothing was changed")
+    replaced: list[Replaced] = []
+    unchanged: list[Path] = []
+    added: list[Path] = []
     for relative in files:
         destination = target / relative
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / relative, destination)
+        new = staging / relative
+        if not os.path.lexists(destination):
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(new, destination)
+            added.append(relative)
+        elif not destination.is_symlink() and filecmp.cmp(destination, new, shallow=False):
+            unchanged.append(relative)
+        else:
+            # A link is moved aside as a link, never read or written through.
+            backup = _free_backup_name(destination)
+            os.replace(destination, backup)
+            os.replace(new, destination)
+            replaced.append(Replaced(relative, backup.relative_to(target)))
+    return replaced, unchanged, added
+
+
+def _free_backup_name(path: Path) -> Path:
+    candidate = path.with_name(path.name + ".orig")
+    number = 0
+    while os.path.lexists(candidate):
+        number += 1
+        candidate = path.with_name(f"{path.name}.orig.{number}")
+    return candidate
 
 
 def _missing_ancestors(folder: Path) -> list[Path]:

@@ -497,3 +497,20 @@ def test_check_sees_the_protected_scaffold_as_chatgpt_would(dev: DevServer, flow
     in_memory = appsdk("check", str(dev.project), "--json", env=env)
     assert in_memory.returncode == 0, in_memory.stdout
     assert not [f for f in json.loads(in_memory.stdout)["findings"] if f["rule"].startswith("APPS7")]
+
+
+def test_tools_lists_each_tools_arguments_and_scopes(dev: DevServer, tmp_path: Path):
+    browser, _ = fake_browser(tmp_path)
+    env = {"APPSDK_HOME": str(tmp_path / "home"), "BROWSER": str(browser), "COLUMNS": "200"}
+    result = appsdk("tools", "--url", dev.url, env=env)
+    assert result.returncode == 0, result.stderr
+    suggest = result.stdout.split("suggest-book", 1)[1]
+    assert "arguments:" in suggest
+    assert "title   string, required  The book's title." in suggest
+    assert "author  string, required  The book's author." in suggest
+    assert "sign-in: OAuth, scopes books:write" in suggest
+    listing = result.stdout.split("list-books", 1)[1].split("suggest-book", 1)[0]
+    assert "month  string | null, optional, default null  The month to show picks for" in listing
+    assert "sign-in: OAuth, scopes books:read" in listing
+    whoami = result.stdout.split("whoami", 1)[1].split("\n\n", 1)[0]
+    assert "arguments: none" in whoami

@@ -153,6 +153,9 @@ async def test_serves_list_books_and_records_itself_in_dev_json(dev: DevServer, 
     assert state["url"] == dev.url and state["pid"] == dev.process.pid and state["port"] == dev.port
     out = dev.out()
     assert dev.url in out and "appsdk call" in out and "appsdk tunnel" in out
+    # What to type in a second terminal: the app's own tool, from the project folder.
+    assert "appsdk call list-books" in out and "appsdk preview list-books" in out
+    assert f"cd {dev.project}" in out or "cd ~/" in out
 
 
 def test_dev_json_disappears_on_exit(dev: DevServer):

@@ -136,3 +136,165 @@ def test_flavors_render_their_mime_type(tmp_path: Path):
     for flavor in WidgetFlavor:
         project = scaffold(f"app-{flavor.name.lower().replace('_', '-')}", tmp_path, flavor=flavor).path
         assert f'WIDGET_MIME_TYPE = "{flavor.value}"' in (project / "server.py").read_text()
+
+
+def test_force_lists_what_it_replaced_and_keeps_the_users_version(tmp_path: Path):
+    first = appsdk("new", "demo", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    project = tmp_path / "demo"
+    (project / "server.py").write_text("# my edits\n")
+    (project / "README.md").unlink()
+
+    forced = appsdk("new", "demo", "--force", cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    assert "1 replaced, 1 added, 4 unchanged" in forced.stdout
+    assert "replaced server.py" in forced.stdout and "server.py.orig" in forced.stdout
+    assert "added    README.md" in forced.stdout
+    assert (project / "server.py.orig").read_text() == "# my edits\n"
+    assert "MCPServer" in (project / "server.py").read_text()
+    # An unchanged file gets no backup; a second forced run keeps the first backup and picks a new name.
+    assert not (project / "pyproject.toml.orig").exists()
+    (project / "server.py").write_text("# edited again\n")
+    again = appsdk("new", "demo", "--force", "--json", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    import json
+
+    report = json.loads(again.stdout)
+    assert report["replaced"] == [{"path": "server.py", "backup": "server.py.orig.1"}]
+    assert report["added"] == [] and "pyproject.toml" in report["unchanged"]
+    assert (project / "server.py.orig").read_text() == "# my edits\n"
+    assert (project / "server.py.orig.1").read_text() == "# edited again\n"
+
+
+def test_force_never_writes_through_a_link_out_of_the_project(tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "test_server.py").write_text("precious\n")
+    project = tmp_path / "demo"
+    project.mkdir()
+    (project / "notes.txt").write_text("mine")
+    (project / "tests").symlink_to(outside, target_is_directory=True)
+
+    result = appsdk("new", "demo", "--force", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "outside the project" in result.stderr and "nothing was changed" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    assert sorted(p.name for p in outside.iterdir()) == ["test_server.py"]
+    assert (outside / "test_server.py").read_text() == "precious\n"
+    assert sorted(p.name for p in project.iterdir()) == ["notes.txt", "tests"]
+    assert not [p for p in tmp_path.iterdir() if p.name not in {"demo", "outside"}]
+
+
+def test_force_moves_a_linked_file_aside_without_writing_through_it(tmp_path: Path):
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("precious\n")
+    project = tmp_path / "demo"
+    project.mkdir()
+    (project / "server.py").symlink_to(outside)
+
+    scaffold("demo", tmp_path, force=True)
+    assert outside.read_text() == "precious\n"
+    assert (project / "server.py.orig").is_symlink()
+    assert not (project / "server.py").is_symlink() and "MCPServer" in (project / "server.py").read_text()
+
+
+def test_force_follows_a_link_that_stays_inside_the_project(tmp_path: Path):
+    project = tmp_path / "demo"
+    (project / "real-widgets").mkdir(parents=True)
+    (project / "widgets").symlink_to("real-widgets", target_is_directory=True)
+    result = scaffold("demo", tmp_path, force=True)
+    assert (project / "real-widgets" / "book-list.html").is_file()
+    assert Path("widgets/book-list.html") in result.added
+
+
+def test_domain_fills_the_widget_domain_and_the_tunnel_table(tmp_path: Path):
+    import tomllib
+
+    result = appsdk("new", "demo", "--domain", "https://Books.ngrok.app/", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    project = tmp_path / "demo"
+    assert 'WIDGET_DOMAIN = "https://books.ngrok.app"' in (project / "server.py").read_text()
+    config = tomllib.loads((project / "pyproject.toml").read_text())
+    assert config["tool"]["appsdk"]["tunnel"] == {"domain": "books.ngrok.app"}
+    # --force keeps the domain the project configures.
+    (project / "server.py").unlink()
+    scaffold("demo", tmp_path, force=True)
+    assert 'WIDGET_DOMAIN = "https://books.ngrok.app"' in (project / "server.py").read_text()
+
+    bad = appsdk("new", "other", "--domain", "localhost", cwd=tmp_path)
+    assert bad.returncode == 2 and "not a domain name" in bad.stderr
+    assert not (tmp_path / "other").exists()
+
+
+def test_without_a_domain_the_tunnel_table_is_a_comment(tmp_path: Path):
+    import tomllib
+
+    project = scaffold("demo", tmp_path).path
+    config = tomllib.loads((project / "pyproject.toml").read_text())
+    assert "tunnel" not in config["tool"]["appsdk"]
+    assert "# [tool.appsdk.tunnel]" in (project / "pyproject.toml").read_text()
+    assert 'WIDGET_DOMAIN = ""' in (project / "server.py").read_text()
+
+
+def test_check_strict_passes_on_a_scaffold_with_a_domain_and_names_the_line_without(tmp_path: Path):
+    with_domain = appsdk("new", "dom", "--domain", "dom.ngrok.app", cwd=tmp_path)
+    assert "widget domain: https://dom.ngrok.app" in with_domain.stdout
+    assert "[tool.appsdk.tunnel] in pyproject.toml" in with_domain.stdout
+    strict = appsdk("check", "--strict", cwd=tmp_path / "dom")
+    assert strict.returncode == 0, strict.stdout + strict.stderr
+
+    appsdk("new", "plain", cwd=tmp_path)
+    plain = appsdk("check", "--strict", "--json", cwd=tmp_path / "plain")
+    assert plain.returncode == 1
+    import json
+
+    findings = json.loads(plain.stdout)["findings"]
+    assert [f["rule"] for f in findings] == ["APPS504"], findings
+    assert 'set WIDGET_DOMAIN = "https://YOUR-DOMAIN" in server.py' in findings[0]["hint"]
+
+
+def _next_lines(output: str) -> list[str]:
+    """The commands after "Next:" (indented lines), without their comments."""
+    block = output.split("Next:\n", 1)[1]
+    commands = [line.split("  #", 1)[0].strip() for line in block.splitlines() if line.startswith("  ")]
+    return [command for command in commands if not command.startswith("#")]
+
+
+def test_next_lines_work_as_typed_in_a_new_terminal(tmp_path: Path):
+    """A new terminal: home folder, login PATH without appsdk's venv. Every line runs as printed
+    (the dev line gets a free port, since 8000 may be taken on a test machine)."""
+    import subprocess
+
+    from conftest import free_port
+
+    home = tmp_path / "home"
+    home.mkdir()
+    fresh = {"HOME": str(home), "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "COLUMNS": "200"}
+    made = appsdk("new", "demo", "--path", str(home / "apps"), env={**fresh, "VIRTUAL_ENV": ""})
+    assert made.returncode == 0, made.stderr
+    lines = _next_lines(made.stdout)
+    setup, cd, dev, call, test = lines
+    assert setup.startswith(". ") and setup.endswith("/bin/activate")
+    assert cd == "cd ~/apps/demo"
+    assert dev == "appsdk dev" and call == "appsdk call list-books" and test.endswith("-m pytest")
+    script = f"""set -e
+{setup}
+{cd}
+{dev} --port {free_port()} > dev.log 2>&1 &
+for _ in $(seq 300); do [ -f .appsdk/dev.json ] && break; sleep 0.1; done
+{call} --json > call.json
+kill -INT %1; wait
+{test} -q -p no:cacheprovider
+"""
+    result = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", script],
+        cwd=home,
+        env=fresh,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    project = home / "apps" / "demo"
+    assert result.returncode == 0, result.stdout + result.stderr + (project / "dev.log").read_text()
+    assert "Frankenstein" in (project / "call.json").read_text()
+    assert "passed" in result.stdout

@@ -8,6 +8,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from conftest import REPO, appsdk
 
 
@@ -78,3 +79,68 @@ def test_wheel_carries_the_scaffolds(tmp_path: Path):
     )
     assert made.returncode == 0, made.stderr
     assert (work / "demo" / "widgets" / "book-list.html").is_file()
+
+
+def _bash_blocks(text: str) -> list[str]:
+    return [block.split("```", 1)[0].strip() for block in text.split("```bash\n")[1:]]
+
+
+def test_quick_start_is_two_commands_and_ci_runs_the_second_verbatim():
+    readme = (REPO / "README.md").read_text()
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    blocks = _bash_blocks(quick)
+    assert len(blocks) == 2 and all("\n" not in block for block in blocks), blocks
+    run, test = blocks
+    # The app is scaffolded outside the checkout, where the test command's `ruff check .` would lint it,
+    # and appsdk is on PATH afterwards, so the printed "Next:" lines work as typed.
+    assert "appsdk new book-club --path .." in run and ". .venv/bin/activate" in run
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert test in ci, "the README's test command must be the line .ci/run runs"
+
+
+def test_chatgpt_steps_are_said_once_and_the_readme_has_them(tmp_path: Path):
+    from appsdk_cli import chatgpt
+    from appsdk_cli.scaffold import scaffold
+
+    readme = (REPO / "README.md").read_text()
+    assert chatgpt.markdown() in readme
+    assert chatgpt.markdown() in (scaffold("plain", tmp_path).path / "README.md").read_text()
+    assert chatgpt.markdown(sign_in=True) in (scaffold("members", tmp_path, auth=True).path / "README.md").read_text()
+    everything = "\n".join(
+        path.read_text()
+        for folder in ("appsdk_cli", "scaffolds")
+        for path in (REPO / folder).rglob("*")
+        if path.is_file() and path.suffix in {".py", ".md"}
+    )
+    for stale in ("Apps & Connectors", "Settings → Apps", "Create app"):
+        assert stale not in everything + readme, stale
+
+
+COMMANDS = ["new", "dev", "call", "tools", "resources", "read", "check", "preview", "tunnel", "app-server"]
+APPS_COMMANDS = ["add", "remove", "list", "installed", "read"]
+
+
+@pytest.mark.parametrize("command", [[], *([c] for c in COMMANDS), ["apps"], *(["apps", c] for c in APPS_COMMANDS)])
+def test_help_names_placeholders_and_shows_examples(command: list[str]):
+    result = appsdk(*command, "--help", env={"COLUMNS": "150"})
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    for leak in ("<str>", "<int", "<float", "<list[", "<path>", "range>", "<=x", "x>="):
+        assert leak not in text, (leak, text)
+    usage = text.splitlines()[0]
+    assert "{" not in usage, usage
+    examples = text.split("Examples:\n", 1)[1].strip().splitlines()
+    assert 1 <= len(examples) <= 2 and all(line.strip().startswith("appsdk") for line in examples), examples
+
+
+def test_help_wraps_to_the_terminal_and_summaries_are_whole():
+    wide = appsdk("dev", "--help", env={"COLUMNS": "150"}).stdout
+    narrow = appsdk("dev", "--help", env={"COLUMNS": "80"}).stdout
+    assert max(len(line) for line in wide.splitlines()) > 100
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    assert "--allow-host HOST" in wide and "-p, --port PORT" in wide and "--transport streamable-http|sse" in wide
+    apps = appsdk("apps", "--help", env={"COLUMNS": "80"}).stdout
+    listed = " ".join(apps.split("Commands:", 1)[1].split())
+    assert "..." not in listed and "accessible (its server lists tools) and enabled." in listed
+    root = appsdk("--help").stdout
+    assert "add, remove, list, installed, read" in root

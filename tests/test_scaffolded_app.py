@@ -45,7 +45,7 @@ def test_generated_tests_pass(book_club: Path):
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 passed" in result.stdout
+    assert "5 passed" in result.stdout
 
 
 @pytest.mark.anyio
@@ -122,3 +122,23 @@ def test_stateless_json_responses(book_club_server):
     assert response.headers["content-type"].startswith("application/json")
     assert "mcp-session-id" not in response.headers
     assert json.loads(response.text)["result"]["serverInfo"]["name"] == "book-club"
+
+
+def test_readme_stdio_example_calls_the_scaffold(book_club: Path):
+    """The README's `--stdio "python server.py --stdio"`, on our own scaffold."""
+    from conftest import appsdk
+
+    result = appsdk("call", "--stdio", f"{sys.executable} server.py --stdio", "list-books", "--json", cwd=book_club)
+    assert result.returncode == 0, result.stderr
+    assert [book["title"] for book in json.loads(result.stdout)["structuredContent"]["books"]] == PICKS
+
+
+def test_auth_scaffold_refuses_stdio_in_one_line(tmp_path: Path):
+    from appsdk_cli.scaffold import scaffold
+
+    project = scaffold("members", tmp_path, auth=True).path
+    result = subprocess.run(
+        [sys.executable, "server.py", "--stdio"], cwd=project, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert "stdio carries no bearer token" in result.stderr

@@ -309,6 +309,10 @@ def test_dev_tunnel_keeps_its_url_across_reloads(tmp_path, tunnel_env, monkeypat
             message="the tunnel's URL in appsdk dev's output",
         )
         assert mcp_url.startswith("https://127.0.0.2:") and mcp_url.endswith("/mcp")
+        # The tunnel is open already: no "appsdk tunnel" among the next steps, and ChatGPT's steps instead.
+        assert "appsdk tunnel" not in dev.out() and "appsdk call list-books" in dev.out()
+        wait_until(lambda: "Ctrl-C closes the tunnel" in dev.out(), message="ChatGPT's steps after the URL")
+        assert "chatgpt.com/plugins" in dev.out() and "Settings → Security and login" in dev.out()
         state = json.loads((project / ".appsdk" / "dev.json").read_text())
         assert state["public_url"] + "/mcp" == mcp_url
         assert tunnel_title(tunnel_env, mcp_url) == "Frankenstein"
@@ -393,6 +397,7 @@ def test_dev_tunnel_with_auth_binds_tokens_to_the_public_url(tmp_path, tunnel_en
             return flow.resource == mcp_url
 
         wait_until(discovered, message="the public resource in the protected resource metadata")
+        assert "reloaded in" in dev.out() and "(the new tunnel URL)" in dev.out() and "((" not in dev.out()
         assert flow.metadata["issuer"] == origin
         assert flow.metadata["token_endpoint"] == origin + "/token"
         assert flow.register().status_code == 201

@@ -101,7 +101,9 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 DOMAIN_MISSING,
                 target,
                 f"widget {widget.uri} declares no widget domain (needed for directory submission)",
-                'add "ui": {"domain": "https://your-app.example.com"} and "openai/widgetDomain" to its _meta',
+                'in an appsdk scaffold, set WIDGET_DOMAIN = "https://YOUR-DOMAIN" in server.py; otherwise add '
+                '"domain": "https://YOUR-DOMAIN" to the resource\'s _meta["ui"] and "openai/widgetDomain": '
+                '"https://YOUR-DOMAIN" to its _meta (your reserved ngrok domain will do)',
             )
         yield from _outside_origins(widget.uri, widget.html or "", csp)
 

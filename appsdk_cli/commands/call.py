@@ -16,7 +16,7 @@ URL_HELP = (
 Url = Annotated[str | None, typer.Option("--url", help=URL_HELP, show_default=False)]
 Stdio = Annotated[
     str | None,
-    typer.Option("--stdio", help='Start a stdio server with this command instead, e.g. "python server.py".'),
+    typer.Option("--stdio", help='Start a stdio server with this command instead, e.g. "python server.py --stdio".'),
 ]
 # The tool and its arguments, as `call` and `preview` both take them.
 ToolName = Annotated[

@@ -17,7 +17,12 @@ def new(
         Path, typer.Option("--path", help="The folder to create the project in.", show_default="current folder")
     ] = Path("."),
     force: Annotated[
-        bool, typer.Option("--force", help="Write into an existing non-empty folder, overwriting template files.")
+        bool,
+        typer.Option(
+            "--force",
+            help="Write into an existing non-empty folder: each template file you changed is kept beside it as "
+            "FILE.orig; other files stay.",
+        ),
     ] = False,
     skybridge: Annotated[
         bool,
@@ -27,6 +32,16 @@ def new(
         bool,
         typer.Option("--auth", help="Make the app an OAuth 2.1 protected resource (users sign in)."),
     ] = False,
+    domain: Annotated[
+        str | None,
+        typer.Option(
+            "--domain",
+            help="Your reserved ngrok domain: the tunnel's fixed URL and the widget's domain "
+            "(default with --force: the project's [tool.appsdk.tunnel] domain).",
+            metavar="DOMAIN",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     no_plugin: Annotated[
         bool, typer.Option("--no-plugin", help="Skip the plugin files (.codex-plugin/, .mcp.json, assets/).")
@@ -37,7 +52,7 @@ def new(
     from appsdk_cli.scaffold import WidgetFlavor, scaffold
 
     flavor = WidgetFlavor.SKYBRIDGE if skybridge else WidgetFlavor.MCP_APPS
-    result = scaffold(name, path, force=force, flavor=flavor, auth=auth)
+    result = scaffold(name, path, force=force, flavor=flavor, auth=auth, domain=domain)
     if not no_plugin:
         result = _with_plugin(result, force=force)
     scaffold_result(result, as_json=as_json)

@@ -38,6 +38,8 @@ class Started:
     reload: bool
     app_ok: bool
     pid: int
+    tools: tuple[str, ...] = ()  # the app's tool names, as first imported
+    tunnel: bool = False  # a tunnel opens with the server (dev --tunnel)
 
 
 @dataclass(frozen=True)

@@ -263,6 +263,8 @@ class Supervisor:
                 reload=self.config.reload,
                 app_ok=first.ok,
                 pid=os.getpid(),
+                tools=tuple(first.tools or ()),
+                tunnel=self.config.behind_tunnel,
             )
         )
         if self._auth is not None:
@@ -296,7 +298,7 @@ class Supervisor:
         self._write_dev_state(public_url)  # with the new issuer
         self._emit_auth()
         # The app reads its issuer and audience at import: a fresh worker picks up the new ones.
-        self._reload(("(tunnel URL)",), time.monotonic())
+        self._reload(("the new tunnel URL",), time.monotonic())
 
     def _write_dev_state(self, public_url: str | None) -> None:
         state = DevState(

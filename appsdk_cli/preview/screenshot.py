@@ -4,7 +4,7 @@ Playwright drives the browser. Doing it by hand over the DevTools protocol would
 websocket client, launching Chromium and parsing its DevTools port, following the widget into its
 out-of-process frame (it is cross-origin, so site isolation puts it in another renderer), and
 killing the process tree on every failure path; Playwright does all of that and is tested against
-each Chromium release. It is an optional extra (`appsdk-cli[preview]`, about 40 MB with its driver)
+each Chromium release. It is an optional extra (`appsdk-cli[preview]`, i.e. playwright; about 40 MB with its driver)
 because only --screenshot needs it; the browser itself is the system's Chromium, never a download.
 """
 
@@ -20,7 +20,8 @@ from appsdk_cli.errors import AppsdkError
 
 CHROMIUM_ENV = "APPSDK_CHROMIUM"
 INSTALL_HINT = "install it with `apt-get install chromium` (or point $APPSDK_CHROMIUM at a Chrome/Chromium binary)"
-PLAYWRIGHT_HINT = "--screenshot needs Playwright: pip install 'appsdk-cli[preview]'"
+# What the preview extra adds; named as a plain requirement so the hint also works from a clone.
+PLAYWRIGHT_REQUIREMENT = "playwright>=1.45"
 # Quiet and offline: no sandbox (containers, root), no GPU, none of Chromium's own network chatter.
 CHROMIUM_FLAGS = (
     "--no-sandbox",
@@ -73,7 +74,13 @@ def check_playwright() -> None:
     import importlib.util
 
     if importlib.util.find_spec("playwright") is None:
-        raise AppsdkError(PLAYWRIGHT_HINT)
+        raise AppsdkError(f"--screenshot needs Playwright: {_playwright_install()}")
+
+
+def _playwright_install() -> str:
+    from appsdk_cli.invocation import pip_install
+
+    return pip_install(PLAYWRIGHT_REQUIREMENT)
 
 
 def screenshot_requirements(environ: dict[str, str] | None = None) -> str:
@@ -85,8 +92,7 @@ def screenshot_requirements(environ: dict[str, str] | None = None) -> str:
             check_playwright()
         except AppsdkError:
             raise AppsdkError(
-                "--screenshot needs Chromium and Playwright: apt-get install chromium;"
-                " pip install 'appsdk-cli[preview]'"
+                f"--screenshot needs Chromium and Playwright: apt-get install chromium; {_playwright_install()}"
             ) from None
         raise missing_browser from None
     check_playwright()

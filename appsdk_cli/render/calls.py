@@ -80,12 +80,17 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
 
     console = stdout()
     console.print(f"[bold]{count(len(outcome.metas), 'tool')}[/] [dim]on {escape(outcome.target.description)}[/]")
-    for tool in outcome.metas:
+    for raw, tool in zip(outcome.tools, outcome.metas, strict=True):
         console.print()
         title = f" [dim]- {escape(tool.title)}[/]" if tool.title else ""
         console.print(f"[bold]{escape(tool.name)}[/]{title}", soft_wrap=True)
         if tool.description:
             console.print(f"  {escape(tool.description.strip().splitlines()[0])}", soft_wrap=True)
+        for line in _argument_lines(raw):
+            console.print(line, soft_wrap=True)
+        sign_in = _sign_in(raw)
+        if sign_in:
+            console.print(f"  [cyan]sign-in:[/] {escape(sign_in)}", soft_wrap=True)
         if tool.template:
             console.print(f"  [cyan]widget:[/] {escape(tool.template)}", soft_wrap=True)
         if tool.templates_disagree:
@@ -118,6 +123,58 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
     if outcome.metas:
         console.print()
         console.print("[dim]Call one: appsdk call NAME KEY=VALUE ...[/]")
+
+
+def _argument_lines(tool: dict[str, Any]) -> list[str]:
+    """Each argument: name, type, required or default, description (from the tool's inputSchema)."""
+    from rich.markup import escape
+
+    from appsdk_cli.toolargs import parameters
+
+    schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+    params = parameters(schema)
+    if not params:
+        return ["  [cyan]arguments:[/] none"]
+    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    width = max(len(param.name) for param in params)
+    lines = ["  [cyan]arguments:[/]"]
+    for param in params:
+        if param.enum is not None:
+            kind = " | ".join(json.dumps(value, ensure_ascii=False) for value in param.enum)
+        else:
+            kind = " | ".join(param.types) or "any"
+        prop = properties.get(param.name)
+        if param.required:
+            need = "[bold]required[/]"
+        elif isinstance(prop, dict) and "default" in prop:
+            need = f"optional, default {escape(json.dumps(prop['default'], ensure_ascii=False))}"
+        else:
+            need = "optional"
+        about = f"  [dim]{escape(param.description.strip().splitlines()[0])}[/]" if param.description else ""
+        lines.append(f"    {escape(param.name.ljust(width))}  {escape(kind)}, {need}{about}")
+    return lines
+
+
+def _sign_in(tool: dict[str, Any]) -> str | None:
+    """What securitySchemes (top level or _meta) asks of the caller, or None when the tool says nothing."""
+    meta = tool.get("_meta") if isinstance(tool.get("_meta"), dict) else {}
+    schemes = tool.get("securitySchemes", meta.get("securitySchemes"))
+    if not isinstance(schemes, list) or not schemes:
+        return None
+    ways: list[str] = []
+    for scheme in schemes:
+        if not isinstance(scheme, dict):
+            continue
+        if scheme.get("type") == "noauth":
+            ways.append("anonymous")
+        elif scheme.get("type") == "oauth2":
+            scopes = [str(scope) for scope in scheme.get("scopes") or [] if isinstance(scope, str)]
+            ways.append(f"OAuth, scopes {' '.join(scopes)}" if scopes else "OAuth, no particular scope")
+        else:
+            ways.append(f"{scheme.get('type')!s} (unknown scheme)")
+    if "anonymous" in ways and len(ways) > 1:
+        return "optional: " + " or ".join(way for way in ways if way != "anonymous") + ", or anonymous"
+    return " or ".join(ways) or None
 
 
 def resources_list(outcome: ResourcesOutcome, *, as_json: bool) -> None:

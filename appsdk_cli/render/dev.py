@@ -8,7 +8,9 @@ if TYPE_CHECKING:
     from appsdk_cli.devserver.events import DevEvent
 
 
+from appsdk_cli import chatgpt
 from appsdk_cli.render.console import stderr, stdout, warning
+from appsdk_cli.render.nextsteps import print_commands
 
 
 def dev_event(event: DevEvent) -> None:
@@ -54,8 +56,8 @@ def dev_event(event: DevEvent) -> None:
                 if names
             ]
             stdout().print(
-                f"[yellow]the tool list changed[/] ({escape('; '.join(parts))}): ChatGPT needs a Refresh of the "
-                "connector to see it (Settings → Apps & Connectors → your app → Refresh)",
+                f"[yellow]the tool list changed[/] ({escape('; '.join(parts))}): for ChatGPT to see it, "
+                f"{chatgpt.rich(chatgpt.REFRESH)}",
                 soft_wrap=True,
             )
     elif isinstance(event, events.AppBroken):
@@ -97,8 +99,31 @@ def _dev_panel(event: Any) -> None:
     grid.add_row("App", escape(event.app))
     reload = "on save of .py .html .css .js .json .toml" if event.reload else "off (--no-reload)"
     grid.add_row("Reload", reload)
-    grid.add_row("Next", "appsdk call list-books   [dim]# call a tool, in a second terminal[/]")
-    grid.add_row("", "appsdk tunnel            [dim]# an HTTPS URL for ChatGPT developer mode[/]")
     console = stdout()
     console.print(Panel(grid, title="appsdk dev", title_align="left", expand=False))
+    # Outside the panel and never wrapped, so each command copies and runs as printed.
+    console.print("Next, in a second terminal:")
+    print_commands(console, _next_commands(event))
     console.print("[dim]Ctrl-C to stop[/]")
+
+
+def _next_commands(event: Any) -> list[tuple[str, str]]:
+    """What to type in a second terminal, each line working as printed there (see invocation.py)."""
+    import shlex
+
+    from appsdk_cli.invocation import fresh_shell, shell_path
+
+    shell = fresh_shell()
+    commands: list[tuple[str, str]] = []
+    if shell.setup:
+        commands.append((shell.setup, "puts appsdk on PATH"))
+    commands.append((f"cd {shell_path(event.project)}", "appsdk finds this server from there"))
+    if event.tools:
+        tool = shlex.quote(event.tools[0])
+        commands.append((f"{shell.appsdk} call {tool}", "call a tool"))
+        commands.append((f"{shell.appsdk} preview {tool}", "see its widget in a local host"))
+    else:
+        commands.append((f"{shell.appsdk} tools", "list the tools"))
+    if not event.tunnel:
+        commands.append((f"{shell.appsdk} tunnel", "an HTTPS URL for ChatGPT"))
+    return commands

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
 
 
 from appsdk_cli.render.console import json_line, stdout
+from appsdk_cli.render.nextsteps import print_commands
 
 
 def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
@@ -19,25 +20,68 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
                 "path": str(result.path),
                 "widgetMimeType": result.flavor.value,
                 "auth": result.auth,
+                "domain": result.domain,
                 "files": [str(f) for f in result.files],
+                "added": [str(f) for f in result.added],
+                "replaced": [{"path": str(r.path), "backup": str(r.backup)} for r in result.replaced],
+                "unchanged": [str(f) for f in result.unchanged],
             }
         )
         return
     from rich.markup import escape
 
+    from appsdk_cli.invocation import fresh_shell, shell_path
+
     console = stdout()
-    verb = "Updated" if result.replaced_existing else "Created"
-    console.print(f"[green]{verb}[/] [bold]{escape(str(result.path))}[/] ({len(result.files)} files)")
-    console.print(f"  widget MIME type: {result.flavor.value}")
-    if result.auth:
-        console.print("  sign-in: OAuth 2.1 resource server; appsdk dev runs a development authorization server")
-    console.print()
-    console.print("Next:")
-    console.print(f"  cd {escape(str(result.path))}")
-    if result.auth:
-        console.print("  appsdk dev --auth-user ada [dim]# sign-in approves as ada; drop it for a consent page[/]")
-        console.print("  appsdk call whoami         [dim]# in a second terminal: signs in, then calls[/]")
+    if result.replaced_existing:
+        groups = ((result.replaced, "replaced"), (result.added, "added"), (result.unchanged, "unchanged"))
+        counts = [f"{len(items)} {label}" for items, label in groups if items]
+        console.print(f"[green]Updated[/] [bold]{escape(str(result.path))}[/]: {', '.join(counts)}", soft_wrap=True)
+        for replaced in result.replaced:
+            console.print(
+                f"  [yellow]replaced[/] {escape(str(replaced.path))}  "
+                f"[dim](yours is kept as {escape(str(replaced.backup))})[/]",
+                soft_wrap=True,
+            )
+        for added in result.added:
+            console.print(f"  [green]added[/]    {escape(str(added))}", soft_wrap=True)
     else:
-        console.print("  appsdk dev                 [dim]# or: python server.py[/]")
-        console.print("  appsdk call list-books     [dim]# in a second terminal[/]")
-    console.print("  python -m pytest           [dim]# the app's own tests[/]")
+        console.print(
+            f"[green]Created[/] [bold]{escape(str(result.path))}[/] ({len(result.files)} files)", soft_wrap=True
+        )
+    console.print(f"  widget MIME type: {result.flavor.value}")
+    if result.domain:
+        console.print(
+            f"  widget domain: https://{escape(result.domain)} "
+            f"[dim](the tunnel's too: {escape('[tool.appsdk.tunnel]')} in pyproject.toml)[/]",
+            soft_wrap=True,
+        )
+    if result.auth:
+        console.print("  sign-in: OAuth 2.1; appsdk dev runs a development authorization server")
+    console.print()
+    shell = fresh_shell()
+    first: list[tuple[str, str]] = []
+    if shell.setup:
+        first.append((shell.setup, "puts appsdk on PATH"))
+    first.append((f"cd {shell_path(result.path)}", ""))
+    if result.auth:
+        first.append((f"{shell.appsdk} dev --auth-user ada", "sign-in approves as ada; omit it for a consent page"))
+        second = [(f"{shell.appsdk} call whoami", "signs in, then calls")]
+    else:
+        first.append((f"{shell.appsdk} dev", f"or: {shell.python} server.py"))
+        second = [(f"{shell.appsdk} call list-books", "calls the tool the way ChatGPT does")]
+    second.append((_test_command(shell.python), "the app's own tests"))
+    again = "the first two lines again" if shell.setup else "the cd again"
+    console.print("Next:")
+    print_commands(console, first)
+    console.print(f"Then, in a second terminal, {again}, and:")
+    print_commands(console, second)
+
+
+def _test_command(python: str) -> str:
+    """The scaffold's tests need pytest next to mcp, in the Python appsdk runs the app in."""
+    import importlib.util
+
+    if importlib.util.find_spec("pytest") is not None:
+        return f"{python} -m pytest"
+    return f"{python} -m pip install pytest && {python} -m pytest"

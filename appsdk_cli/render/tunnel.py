@@ -10,14 +10,8 @@ if TYPE_CHECKING:
     from appsdk_cli.tunnel import TunnelEndpoints
 
 
+from appsdk_cli import chatgpt
 from appsdk_cli.render.console import json_line, spinner, stderr, stdout, warning
-
-CHATGPT_STEPS = (
-    "In ChatGPT: Settings → Apps → Advanced settings → turn on Developer mode.",
-    "Settings → Apps → Create app: give it a name and the MCP URL above.",
-    "In a chat, pick the app from + → More, and ask it something.",
-    "After you change a tool's name, schema or metadata, press Refresh on the app in Settings.",
-)
 
 
 def tunnel_check(check: Callable[[], object], endpoints: TunnelEndpoints) -> bool:
@@ -48,10 +42,22 @@ def tunnel_opened(endpoints: TunnelEndpoints, *, verified: bool, as_json: bool) 
     # The URL alone on its line, unstyled and unwrapped, so it copies cleanly.
     console.print(endpoints.mcp_url, soft_wrap=True, markup=False)
     console.print()
-    for number, step in enumerate(CHATGPT_STEPS, 1):
-        console.print(f"  {number}. {escape(step)}")
+    console.print(_numbered(chatgpt.steps("the MCP URL above")))
     console.print()
     console.print("[dim]Ctrl-C closes the tunnel.[/]")
+
+
+def _numbered(steps: tuple[str, ...]) -> object:
+    """The steps as a numbered list whose wrapped lines stay indented under their text."""
+    from rich.padding import Padding
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(justify="right")
+    grid.add_column()
+    for number, step in enumerate(steps, 1):
+        grid.add_row(f"{number}.", chatgpt.rich(step))
+    return Padding(grid, (0, 0, 0, 2))
 
 
 def tunnel_restarted(endpoints: TunnelEndpoints, url_changed: bool, *, as_json: bool) -> None:

@@ -4,10 +4,12 @@ The app has two halves: the `list-books` tool, which the model calls, and the bo
 a small web page the host renders in a sandboxed frame and fills with the tool's structuredContent.
 
 Run it:   python server.py          (serves http://127.0.0.1:8000/mcp; PORT changes the port)
+          python server.py --stdio  (speaks MCP on stdin/stdout instead)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,10 +29,9 @@ WIDGET_FILE = Path(__file__).parent / "widgets" / "book-list.html"
 # add an origin here (in both key styles) before the widget fetches or loads anything from it.
 CONNECT_DOMAINS: list[str] = []
 RESOURCE_DOMAINS: list[str] = []
-# The https origin that identifies the widget to ChatGPT; the directory requires one. Replace the
-# placeholder with your app's own domain before you submit the app to the directory.
-# MCP Apps' ui.domain is left out: its format is host-specific, and hosts pick an origin without it.
-WIDGET_DOMAIN = "https://replace-me.example.com"
+# The widget's own https origin, unique per app; ChatGPT needs it for directory submission. Your
+# reserved tunnel domain will do, e.g. "https://books.ngrok.app".
+WIDGET_DOMAIN = "{{widget_domain}}"
 # What the model (and the directory's reviewers) read about the app as a whole.
 INSTRUCTIONS = (
     "Shows the book club's next reading picks. "
@@ -58,23 +59,31 @@ PICKS: list[dict[str, str]] = [
 mcp = MCPServer(name="{{app_name}}", version="0.1.0", instructions=INSTRUCTIONS, log_level="WARNING")
 
 
+def widget_meta() -> dict[str, Any]:
+    """The widget resource's _meta, in the MCP Apps keys and ChatGPT's own (hosts disagree on which they read)."""
+    ui: dict[str, Any] = {
+        "csp": {"connectDomains": CONNECT_DOMAINS, "resourceDomains": RESOURCE_DOMAINS},
+        "prefersBorder": True,
+    }
+    meta: dict[str, Any] = {
+        "ui": ui,
+        "openai/widgetCSP": {"connect_domains": CONNECT_DOMAINS, "resource_domains": RESOURCE_DOMAINS},
+        "openai/widgetPrefersBorder": True,
+        "openai/widgetDescription": "Shows the book club's next three picks as a list of cards.",
+    }
+    if WIDGET_DOMAIN:
+        ui["domain"] = WIDGET_DOMAIN
+        meta["openai/widgetDomain"] = WIDGET_DOMAIN
+    return meta
+
+
 @mcp.resource(
     WIDGET_URI,
     name="book-list",
     title="Book club picks",
     description="A list of the book club's next reading picks.",
     mime_type=WIDGET_MIME_TYPE,
-    meta={
-        # The MCP Apps key and ChatGPT's own key; hosts disagree on which they read, so declare both.
-        "ui": {
-            "csp": {"connectDomains": CONNECT_DOMAINS, "resourceDomains": RESOURCE_DOMAINS},
-            "prefersBorder": True,
-        },
-        "openai/widgetCSP": {"connect_domains": CONNECT_DOMAINS, "resource_domains": RESOURCE_DOMAINS},
-        "openai/widgetPrefersBorder": True,
-        "openai/widgetDomain": WIDGET_DOMAIN,
-        "openai/widgetDescription": "Shows the book club's next three picks as a list of cards.",
-    },
+    meta=widget_meta(),
 )
 def book_list_widget() -> str:
     # Read on every request so an edited widget is served without a restart.
@@ -121,6 +130,13 @@ def transport_security() -> TransportSecuritySettings:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=f"Serve {mcp.name} over MCP.")
+    parser.add_argument(
+        "--stdio", action="store_true", help="speak MCP on stdin/stdout (for hosts that start the server themselves)"
+    )
+    if parser.parse_args().stdio:
+        mcp.run("stdio")  # stdout carries the protocol, so nothing else may print there
+        return
     port = int(os.environ.get("PORT", "8000"))
     print(f"{mcp.name} serving http://127.0.0.1:{port}/mcp", flush=True)
     mcp.run(

@@ -123,3 +123,33 @@ def test_serves_streamable_http_and_refuses_foreign_hosts(http_server):
     connection.request("POST", "/mcp", body=ping, headers=headers)
     assert connection.getresponse().status == 421
     connection.close()
+
+
+def test_serves_mcp_on_stdio_when_asked():
+    """`python server.py --stdio`: JSON-RPC on stdin/stdout, nothing else on stdout."""
+    process = subprocess.Popen(
+        [sys.executable, "server.py", "--stdio"],
+        cwd=PROJECT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        process.stdin.write(json.dumps(initialize) + "\n")
+        process.stdin.flush()
+        answer = json.loads(process.stdout.readline())
+        assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == server.mcp.name
+    finally:
+        process.stdin.close()
+        process.wait(timeout=10)
