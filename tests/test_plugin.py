@@ -301,12 +301,18 @@ def test_the_scaffold_is_a_plugin_that_passes(tmp_path: Path):
     assert checked.returncode == 0, checked.stdout + checked.stderr
     rules = {f["rule"] for f in json.loads(checked.stdout)["findings"]}
     assert rules <= {"PLUG204", "PLUG112"}, rules  # the placeholder URLs, and the local dev /mcp URL
-    submission = appsdk("check", str(project), "--submission", "--json", env=NO_ENV)
+    # Without a widget domain the app cannot be submitted, and --submission says so as an error.
+    bare = appsdk("check", str(project), "--submission", "--json", env=NO_ENV)
+    assert bare.returncode == 1, bare.stdout + bare.stderr
+    assert {f["rule"] for f in json.loads(bare.stdout)["findings"] if f["severity"] == "error"} == {"APPS904"}
+    # With the reserved domain given to `appsdk new`, only the URL checks that need a public --url remain.
+    with_domain = appsdk("new", "book-club", "--path", str(tmp_path / "d"), "--domain", "books.ngrok.app")
+    assert with_domain.returncode == 0, with_domain.stderr
+    submission = appsdk("check", str(tmp_path / "d" / "book-club"), "--submission", "--json", env=NO_ENV)
     assert submission.returncode == 0, submission.stdout + submission.stderr
     report = json.loads(submission.stdout)
     assert report["summary"]["errors"] == 0
-    # The placeholder widget domain, and the URL checks that need a public --url.
-    assert {f["rule"] for f in report["findings"]} == {"APPS912", "APPS913"}
+    assert {f["rule"] for f in report["findings"]} == {"APPS912"}
     manifest = json.loads((project / ".codex-plugin" / "plugin.json").read_text())
     assert manifest["name"] == "book-club" and manifest["version"] == "0.1.0"
     assert manifest["interface"]["capabilities"] == ["Interactive", "Read"]

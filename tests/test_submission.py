@@ -175,7 +175,7 @@ def test_a_redirect_that_leaves_public_https_is_an_error(origin: RunningServer):
 
 def test_the_cli_does_not_treat_a_loopback_url_as_public(tmp_path: Path):
     """The real requirement stays in the CLI: a loopback --url is checked, but not as a public one."""
-    project = scaffold("book-club", tmp_path).path
+    project = scaffold("book-club", tmp_path, domain="books.ngrok.app").path
     server = serve_project(project)
     try:
         result = appsdk("check", "--url", server.url, "--submission", "--json", env=NO_ENV)

@@ -41,8 +41,7 @@ def dev_event(event: DevEvent) -> None:
             change_lines(event.contract)
         if event.tools is not None and event.contract:
             stdout().print(
-                "ChatGPT needs a Refresh of the connector to see the tool changes "
-                "(Settings → Apps & Connectors → your app → Refresh)",
+                f"for ChatGPT to see the tool changes, {chatgpt.rich(chatgpt.REFRESH)}",
                 soft_wrap=True,
             )
         elif event.tools is not None:
