@@ -8,6 +8,7 @@ a disagreement between them is something a developer needs to see.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 OUTPUT_TEMPLATE = "openai/outputTemplate"
@@ -17,6 +18,18 @@ OPENAI_VISIBILITY = "openai/visibility"
 WIDGET_ACCESSIBLE = "openai/widgetAccessible"
 DEPRECATED_RESOURCE_URI = "ui/resourceUri"  # the flat key from early MCP Apps drafts
 WIDGET_MIME_TYPES = ("text/html;profile=mcp-app", "text/html+skybridge")
+DEFAULT_UI_VISIBILITY = ("model", "app")  # MCP Apps: a tool without _meta.ui.visibility
+
+
+class Bridge(StrEnum):
+    """How a widget asks its host to call a tool; each has its own rule for which tools it may call."""
+
+    MCP_APPS = "mcp-apps"  # the standard bridge: a `tools/call` request posted to the host
+    OPENAI = "openai"  # ChatGPT's window.openai.callTool
+
+    @property
+    def label(self) -> str:
+        return "MCP Apps bridge" if self is Bridge.MCP_APPS else "window.openai.callTool"
 
 
 def _meta(item: dict[str, Any]) -> dict[str, Any]:
@@ -68,9 +81,25 @@ class ToolMeta:
         return self.ui_visibility is None or "model" in self.ui_visibility
 
     @property
-    def widget_callable(self) -> bool:
-        """A widget may call it: ChatGPT's key allows it, or the standard visibility list names "app"."""
+    def visibility(self) -> tuple[str, ...]:
+        """`_meta.ui.visibility` as MCP Apps hosts read it: absent means ["model", "app"]."""
+        return DEFAULT_UI_VISIBILITY if self.ui_visibility is None else self.ui_visibility
+
+    def widget_may_call(self, bridge: Bridge) -> bool:
+        """The one rule for which tools a widget may call, per bridge.
+
+        The MCP Apps bridge follows `ui.visibility` alone (its default lists "app"). ChatGPT's
+        window.openai.callTool needs `openai/widgetAccessible: true`, or an explicit `ui.visibility`
+        naming "app": the default does not count there.
+        """
+        if bridge is Bridge.MCP_APPS:
+            return "app" in self.visibility
         return self.widget_accessible is True or (self.ui_visibility is not None and "app" in self.ui_visibility)
+
+    @property
+    def widget_callable(self) -> bool:
+        """Some widget may call it, over at least one bridge."""
+        return any(self.widget_may_call(bridge) for bridge in Bridge)
 
 
 def tool_meta(tool: dict[str, Any]) -> ToolMeta:

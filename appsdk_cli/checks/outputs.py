@@ -11,9 +11,10 @@ from appsdk_cli.checks.schemas import instance_problem, schema_problem
 STRUCTURED_WITHOUT_SCHEMA = Rule(
     "APPS401",
     "structured-content-without-schema",
-    Severity.ERROR,
+    Severity.WARNING,
     "A tool returned `structuredContent` but declares no `outputSchema`",
-    "The Apps SDK asks for an outputSchema on every tool that returns structuredContent",
+    "MCP makes the schema optional and every host renders the result, but directory review and models rely "
+    "on a declared shape",
 )
 OUTPUT_MISMATCH = Rule(
     "APPS402",

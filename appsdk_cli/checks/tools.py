@@ -35,7 +35,7 @@ WIDGET_ONLY_UNREACHABLE = Rule(
     "widget-only-tool-unreachable",
     Severity.ERROR,
     "A tool hidden from the model (`ui.visibility` without `model`, or `openai/visibility: private`) that no "
-    'widget may call either (no `openai/widgetAccessible: true`, no `"app"` in `ui.visibility`)',
+    'widget may call over any bridge (`ui.visibility` without `"app"`, and no `openai/widgetAccessible: true`)',
     "Nobody can ever call it",
 )
 RULES = (STATUS_TEXT_TOO_LONG, ANNOTATIONS_MISSING, OUTPUT_SCHEMA_MISSING, WIDGET_ONLY_UNREACHABLE)
@@ -78,6 +78,6 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 WIDGET_ONLY_UNREACHABLE,
                 target,
                 f"{meta.name}: is hidden from the model and no widget may call it",
-                'add "openai/widgetAccessible": True and "ui": {"visibility": ["app"]} to its _meta, or make it '
-                "visible to the model",
+                'list "app" in its _meta.ui.visibility (and set "openai/widgetAccessible": True for ChatGPT), or '
+                "make it visible to the model",
             )

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from appsdk_cli.appmeta import ToolMeta
     from appsdk_cli.remote import CallOutcome, ReadOutcome, ResourcesOutcome, ToolsOutcome
 
 
@@ -107,17 +108,39 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
             ]
         )
         console.print(f"  [cyan]hints:[/] {hints}" + (" [dim](? = not declared)[/]" if "?" in hints else ""))
-        visibility = ["model" if tool.model_visible else "hidden from the model"]
-        if tool.ui_visibility is not None:
-            visibility.append(f"ui.visibility {', '.join(tool.ui_visibility)}")
-        if tool.openai_visibility:
-            visibility.append(f"openai/visibility {tool.openai_visibility}")
-        if tool.widget_accessible:
-            visibility.append("widget may call it")
-        console.print(f"  [cyan]visibility:[/] {escape('; '.join(visibility))}", soft_wrap=True)
+        console.print(f"  [cyan]visibility:[/] {escape(_visibility(tool))}", soft_wrap=True)
+        console.print(f"  [cyan]widget calls:[/] {_widget_calls(tool)}", soft_wrap=True)
     if outcome.metas:
         console.print()
         console.print("[dim]Call one: appsdk call NAME KEY=VALUE ...[/]")
+
+
+def _visibility(tool: ToolMeta) -> str:
+    """Who sees the tool, and which key says so."""
+    seen = [who for who in ("model", "app") if who in tool.visibility]
+    words = " and ".join(seen) or "nobody"
+    source = "the default: no ui.visibility" if tool.ui_visibility is None else f"ui.visibility {list(tool.visibility)}"
+    text = f"{words} ({source})"
+    if tool.openai_visibility:
+        text += f"; openai/visibility {tool.openai_visibility} (deprecated)"
+        if not tool.model_visible and "model" in tool.visibility:
+            text += ": ChatGPT hides it from the model"
+    return text
+
+
+def _widget_calls(tool: ToolMeta) -> str:
+    """Whether a widget may call the tool, per bridge (appmeta's rule), as rich markup."""
+    from appsdk_cli.appmeta import Bridge
+
+    parts = []
+    for bridge in Bridge:
+        if tool.widget_may_call(bridge):
+            parts.append(f"{bridge.label} [green]yes[/]")
+        elif bridge is Bridge.OPENAI:
+            parts.append(f"{bridge.label} [yellow]no[/] [dim](needs openai/widgetAccessible: true)[/]")
+        else:
+            parts.append(f"{bridge.label} [yellow]no[/] [dim](ui.visibility lacks app)[/]")
+    return "; ".join(parts)
 
 
 def resources_list(outcome: ResourcesOutcome, *, as_json: bool) -> None:
