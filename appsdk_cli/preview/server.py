@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from appsdk_cli import __version__
-from appsdk_cli.appmeta import Bridge
+from appsdk_cli.appmeta import Bridge, crash_hint, error_text, tool_crash, without_tool_crash
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.preview.session import (
     DISPLAY_MODES,
@@ -360,7 +360,12 @@ class _HostHandler(_Handler):
             return self._json(HTTPStatus.FORBIDDEN, {"error": {"message": str(refused)}})
         except AppsdkError as problem:
             return self._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
-        return self._json(HTTPStatus.OK, {"result": result})
+        if result.get("isError") is True:
+            hint = crash_hint(error_text(result), tool_crash(result))
+            if hint:
+                self.server.preview.record(LogEntry("host", "warn", f"{name} failed: {hint}"))
+        # The widget gets what production would send it, without appsdk dev's crash report.
+        return self._json(HTTPStatus.OK, {"result": without_tool_crash(result)})
 
     def _read(self, body: dict[str, Any]) -> None:
         uri = body.get("uri")

@@ -11,7 +11,15 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from appsdk_cli.appmeta import WIDGET_MIME_TYPES, Bridge, ToolMeta, tool_meta
+from appsdk_cli.appmeta import (
+    WIDGET_MIME_TYPES,
+    Bridge,
+    ToolMeta,
+    crash_hint,
+    tool_crash,
+    tool_meta,
+    without_tool_crash,
+)
 from appsdk_cli.client import ProtocolError
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.preview.csp import HostCsp, host_csp
@@ -123,7 +131,11 @@ def prepare(
             f" {outcome.tool.output_template}; previewing {uri}"
         )
     if outcome.is_error:
-        warnings.append(f"{tool_name} returned isError ({outcome.error_text()}); the widget gets that result")
+        hint = crash_hint(outcome.error_text(), tool_crash(outcome.result))
+        warnings.append(
+            f"{tool_name} returned isError ({outcome.error_text()}); the widget gets that result"
+            + (f". Hint: {hint}" if hint else "")
+        )
     # remote.call_tool keeps its tool listing to itself, so a second session lists tools and resources.
     with session(target) as client:
         tools = client.list_tools()
@@ -145,7 +157,7 @@ def prepare(
         target=target,
         tool=outcome.tool,
         arguments=outcome.arguments,
-        result=outcome.result,
+        result=without_tool_crash(outcome.result),  # what production would send the widget
         template=template,
         widget_tools=widget_tools(tools),
         warnings=warnings,

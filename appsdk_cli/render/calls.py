@@ -46,6 +46,8 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
         return
     from rich.markup import escape
 
+    from appsdk_cli.appmeta import crash_hint, tool_crash, without_tool_crash
+
     console = stdout()
     tool = outcome.tool
     result = outcome.result
@@ -68,9 +70,14 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
         style = "red" if failed else ""
         for line in lines:
             console.print(escape(line), style=style, soft_wrap=True)
-    if isinstance(result.get("_meta"), dict):
+    # appsdk dev's crash report is ours, not the server's: shown as a hint, left out of the widget's _meta.
+    shown = without_tool_crash(result)
+    if isinstance(shown.get("_meta"), dict):
         console.print("[bold]_meta[/] [dim](widget only)[/]")
-        console.print(escape(_pretty_json(result["_meta"])), soft_wrap=True)
+        console.print(escape(_pretty_json(shown["_meta"])), soft_wrap=True)
+    hint = crash_hint(outcome.error_text(), tool_crash(result)) if failed else None
+    if hint:
+        console.print(f"[dim]hint:[/] {escape(hint)}", soft_wrap=True)
 
 
 def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
