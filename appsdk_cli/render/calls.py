@@ -88,6 +88,10 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
 
     console = stdout()
     console.print(f"[bold]{count(len(outcome.metas), 'tool')}[/] [dim]on {escape(outcome.target.description)}[/]")
+    # Widget calls matter once some tool names a widget or says which widgets may call it.
+    has_widgets = any(
+        t.template or t.ui_visibility is not None or t.widget_accessible is not None for t in outcome.metas
+    )
     for tool in outcome.metas:
         console.print()
         title = f" [dim]- {escape(tool.title)}[/]" if tool.title else ""
@@ -116,7 +120,8 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
         )
         console.print(f"  [cyan]hints:[/] {hints}" + (" [dim](? = not declared)[/]" if "?" in hints else ""))
         console.print(f"  [cyan]visibility:[/] {escape(_visibility(tool))}", soft_wrap=True)
-        console.print(f"  [cyan]widget calls:[/] {_widget_calls(tool)}", soft_wrap=True)
+        if has_widgets:
+            console.print(f"  [cyan]widget calls:[/] {_widget_calls(tool)}", soft_wrap=True)
     if outcome.metas:
         console.print()
         console.print("[dim]Call one: appsdk call NAME KEY=VALUE ...[/]")
