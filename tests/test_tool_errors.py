@@ -122,10 +122,12 @@ def test_no_crash_report_through_the_tunnel(failing: DevServer):
     assert tunnelled["result"] == {"content": [{"type": "text", "text": "Error executing tool crash"}], "isError": True}
 
 
-def test_check_names_the_crash(failing: DevServer):
-    result = appsdk("check", "--url", failing.url, "--json", env={"APPSDK_URL": ""})
+@pytest.mark.parametrize("mode", ["live", "path"])
+def test_check_names_the_crash(failing: DevServer, mode: str):
+    where = ["--url", failing.url] if mode == "live" else [str(failing.project)]
+    result = appsdk("check", *where, "--json", env={"APPSDK_URL": ""})
     failed = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "APPS404"]
-    assert len(failed) == 1 and "(under appsdk dev: it raised KeyError: 'never' (server.py:" in failed[0]["message"]
+    assert len(failed) == 1 and "(it raised KeyError: 'never' (server.py:" in failed[0]["message"], failed
 
 
 def test_preview_gives_the_widget_the_production_result_and_the_developer_the_hint(failing: DevServer):

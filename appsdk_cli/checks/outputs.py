@@ -74,7 +74,7 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
             continue
         if result.get("isError") is True:
             crash = tool_crash(result)
-            raised = f" (under appsdk dev: it raised {crash.summary})" if crash else ""
+            raised = f" (it raised {crash.summary})" if crash else ""
             yield Finding(
                 CALL_FAILED,
                 target,
