@@ -8,6 +8,7 @@ a disagreement between them is something a developer needs to see.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 OUTPUT_TEMPLATE = "openai/outputTemplate"
@@ -17,6 +18,18 @@ OPENAI_VISIBILITY = "openai/visibility"
 WIDGET_ACCESSIBLE = "openai/widgetAccessible"
 DEPRECATED_RESOURCE_URI = "ui/resourceUri"  # the flat key from early MCP Apps drafts
 WIDGET_MIME_TYPES = ("text/html;profile=mcp-app", "text/html+skybridge")
+DEFAULT_UI_VISIBILITY = ("model", "app")  # MCP Apps: a tool without _meta.ui.visibility
+
+
+class Bridge(StrEnum):
+    """How a widget asks its host to call a tool; each has its own rule for which tools it may call."""
+
+    MCP_APPS = "mcp-apps"  # the standard bridge: a `tools/call` request posted to the host
+    OPENAI = "openai"  # ChatGPT's window.openai.callTool
+
+    @property
+    def label(self) -> str:
+        return "MCP Apps bridge" if self is Bridge.MCP_APPS else "window.openai.callTool"
 
 
 def _meta(item: dict[str, Any]) -> dict[str, Any]:
@@ -68,9 +81,25 @@ class ToolMeta:
         return self.ui_visibility is None or "model" in self.ui_visibility
 
     @property
-    def widget_callable(self) -> bool:
-        """A widget may call it: ChatGPT's key allows it, or the standard visibility list names "app"."""
+    def visibility(self) -> tuple[str, ...]:
+        """`_meta.ui.visibility` as MCP Apps hosts read it: absent means ["model", "app"]."""
+        return DEFAULT_UI_VISIBILITY if self.ui_visibility is None else self.ui_visibility
+
+    def widget_may_call(self, bridge: Bridge) -> bool:
+        """The one rule for which tools a widget may call, per bridge.
+
+        The MCP Apps bridge follows `ui.visibility` alone (its default lists "app"). ChatGPT's
+        window.openai.callTool needs `openai/widgetAccessible: true`, or an explicit `ui.visibility`
+        naming "app": the default does not count there.
+        """
+        if bridge is Bridge.MCP_APPS:
+            return "app" in self.visibility
         return self.widget_accessible is True or (self.ui_visibility is not None and "app" in self.ui_visibility)
+
+    @property
+    def widget_callable(self) -> bool:
+        """Some widget may call it, over at least one bridge."""
+        return any(self.widget_may_call(bridge) for bridge in Bridge)
 
 
 def tool_meta(tool: dict[str, Any]) -> ToolMeta:
@@ -214,3 +243,82 @@ def misplaced_widget_keys(tool: dict[str, Any]) -> list[str]:
     found = [f"ui.{key}" for key in ("csp", "domain") if key in ui]
     found += [key for key in (OPENAI_WIDGET_CSP, OPENAI_WIDGET_DOMAIN) if key in meta]
     return found
+
+
+# --- a tool crash, as `appsdk dev` reports it beside the result (devserver/crashes.py writes it) ---
+
+TOOL_CRASH = "appsdk/crash"  # appsdk's own result _meta key; only `appsdk dev`, only to loopback callers
+
+
+@dataclass(frozen=True)
+class ToolCrash:
+    tool: str
+    type: str  # the exception's class name
+    message: str
+    file: str | None  # the user's innermost frame, relative to the project
+    line: int | None
+    function: str | None
+    frames: tuple[tuple[str, int, str, str], ...]  # (file, line, function, code), innermost last
+
+    @property
+    def summary(self) -> str:
+        """One line, e.g. KeyError: 'june' (server.py:103 in picks_for)."""
+        text = f"{self.type}: {self.message}" if self.message else self.type
+        if self.file:
+            text += f" ({self.file}:{self.line}" + (f" in {self.function})" if self.function else ")")
+        return text
+
+
+def tool_crash(result: dict[str, Any]) -> ToolCrash | None:
+    """The crash `appsdk dev` put beside an isError result, if any."""
+    crash = _meta(result).get(TOOL_CRASH) if result.get("isError") is True else None
+    if not isinstance(crash, dict) or not isinstance(crash.get("type"), str):
+        return None
+    frames = []
+    for frame in crash.get("frames") if isinstance(crash.get("frames"), list) else []:
+        if isinstance(frame, dict) and isinstance(frame.get("file"), str) and isinstance(frame.get("line"), int):
+            frames.append((frame["file"], frame["line"], str(frame.get("function", "")), str(frame.get("code", ""))))
+    line = crash.get("line")
+    return ToolCrash(
+        tool=str(crash.get("tool", "")),
+        type=crash["type"],
+        message=str(crash.get("message", "")),
+        file=_text(crash.get("file")),
+        line=line if isinstance(line, int) else None,
+        function=_text(crash.get("function")),
+        frames=tuple(frames),
+    )
+
+
+def without_tool_crash(result: dict[str, Any]) -> dict[str, Any]:
+    """The result as production would send it: appsdk's crash key removed (and `_meta` with it, if it was all)."""
+    meta = _meta(result)
+    if TOOL_CRASH not in meta:
+        return result
+    rest = {key: value for key, value in meta.items() if key != TOOL_CRASH}
+    stripped = {key: value for key, value in result.items() if key != "_meta"}
+    return {**stripped, "_meta": rest} if rest else stripped
+
+
+def error_text(result: dict[str, Any]) -> str:
+    """The first line of a result's first text block: what a failed tool said."""
+    for block in result.get("content") if isinstance(result.get("content"), list) else []:
+        if isinstance(block, dict) and block.get("type") == "text" and str(block.get("text") or "").strip():
+            return str(block["text"]).strip().splitlines()[0]
+    return ""
+
+
+def crash_hint(error_text: str, crash: ToolCrash | None) -> str | None:
+    """What to tell a developer beside a crashed tool's result, or None when the result says it all."""
+    if crash is not None:
+        return (
+            f"the model sees only {error_text!r}; the tool raised {crash.summary}. "
+            "Raise ToolError(...) for text it should read"
+        )
+    if error_text.startswith("Error executing tool ") and ":" not in error_text:
+        # mcp 2.x's answer to any exception but ToolError; the server's log has the traceback.
+        return (
+            "the server hid the exception (mcp does, for anything but ToolError): its log has the traceback, "
+            "or run it under `appsdk dev` to see it here"
+        )
+    return None

@@ -218,7 +218,9 @@ def test_tools_show_apps_sdk_metadata(app):
     assert f"widget: {WIDGET}" in out
     assert "invoking: Fetching the picks" in out and "invoked: Here are the picks" in out
     assert "hints: read-only, not destructive, closed-world" in out
-    assert "visibility: model" in out
+    # No _meta.ui.visibility: MCP Apps' default, so the standard bridge may call it and window.openai may not.
+    assert "visibility: model and app (the default: no ui.visibility)" in out
+    assert "widget calls: MCP Apps bridge yes; window.openai.callTool no (needs openai/widgetAccessible: true)" in out
     wire = json.loads(appsdk("tools", "--url", server.url, "--json").stdout)
     assert [t["name"] for t in wire["tools"]] == ["list-books"]
     assert wire["tools"][0]["_meta"]["openai/outputTemplate"] == WIDGET
@@ -227,7 +229,8 @@ def test_tools_show_apps_sdk_metadata(app):
 def test_tools_show_visibility(typed):
     out = appsdk("tools", "--url", typed.url).stdout
     assert "hints: read-only, not destructive, open-world" in out
-    assert "visibility: hidden from the model; ui.visibility app; openai/visibility private; widget may call it" in out
+    assert "visibility: app (ui.visibility ['app']); openai/visibility private (deprecated)" in out
+    assert "widget calls: MCP Apps bridge yes; window.openai.callTool yes" in out
     assert "hints: ?, ?, ? (? = not declared)" in out
 
 

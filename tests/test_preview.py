@@ -203,7 +203,10 @@ def test_serves_the_host_page_and_the_widget_on_separate_origins_under_its_csp(c
         assert f"frame-src {widget_origin}" in headers["Content-Security-Policy"]
         assert session["arguments"] == {"start": 3}
         assert session["result"]["structuredContent"] == {"count": 3, "label": "clicks"}
-        assert session["widgetTools"] == ["increment"]
+        assert session["widgetTools"] == {
+            "mcp-apps": ["increment", "no-widget", "note", "show-counter", "show-tall"],
+            "openai": ["increment"],
+        }
         assert session["sandbox"] == "allow-scripts allow-same-origin allow-forms"
 
         status, headers, body = get(widget_origin + "/widget?theme=dark&displayMode=pip&maxHeight=480")
@@ -227,13 +230,20 @@ def test_serves_the_host_page_and_the_widget_on_separate_origins_under_its_csp(c
 def test_only_the_host_page_may_call_tools_and_only_widget_callable_ones(counter_app):
     running = start_preview(counter_app, "--no-open")
     try:
-        call = {"name": "increment", "arguments": {"count": 1, "by": 2}}
+        call = {"name": "increment", "arguments": {"count": 1, "by": 2}, "bridge": "openai"}
         assert post(running.url + "/api/call", call, origin="http://evil.example")[0] == 403
         assert post(running.url + "/api/call", call, origin=None)[0] == 403
         status, answer = post(running.url + "/api/call", call, origin=running.url)
         assert status == 200 and answer["result"]["structuredContent"] == {"count": 3}
-        status, answer = post(running.url + "/api/call", {"name": "secret"}, origin=running.url)
-        assert status == 403 and "widgetAccessible" in answer["error"]["message"]
+        for bridge in ("mcp-apps", "openai"):
+            status, answer = post(running.url + "/api/call", {"name": "secret", "bridge": bridge}, origin=running.url)
+            assert status == 403 and "may not call 'secret'" in answer["error"]["message"]
+        # No visibility declared: the standard bridge may call it (default ["model", "app"]); window.openai may not.
+        status, answer = post(running.url + "/api/call", {"name": "note", "bridge": "mcp-apps"}, origin=running.url)
+        assert status == 200 and answer["result"]["structuredContent"] == {"noted": "hi"}
+        status, answer = post(running.url + "/api/call", {"name": "note", "bridge": "openai"}, origin=running.url)
+        assert status == 403 and "openai/widgetAccessible" in answer["error"]["message"]
+        assert post(running.url + "/api/call", {"name": "note"}, origin=running.url)[0] == 400
 
         # Widget state is kept by the preview server, so the next widget load (a page reload) gets it.
         assert post(running.url + "/api/widget-state", {"state": {"n": 1}}, origin=running.url)[0] == 200

@@ -53,7 +53,17 @@ ORIGIN_NOT_IN_CSP = Rule(
     "(with no CSP at all, every outside origin)",
     "The host's sandbox blocks the request; the widget breaks",
 )
-RULES = (CSP_ON_TOOL, CSP_ONE_STYLE, CSP_STYLES_DIFFER, DOMAIN_MISSING, ORIGIN_NOT_IN_CSP)
+DOMAIN_NOT_HTTPS = Rule(
+    "APPS506",
+    "widget-domain-not-https",
+    Severity.WARNING,
+    "A widget domain that is not an https origin (`openai/widgetDomain`) or host name (`ui.domain`): "
+    "`http://`, a path, or a loopback name such as `http://localhost:3000`",
+    "The domain identifies the app's widget origin to the host and in directory review; a local or "
+    "plain-http URL is refused there",
+)
+RULES = (CSP_ON_TOOL, CSP_ONE_STYLE, CSP_STYLES_DIFFER, DOMAIN_MISSING, ORIGIN_NOT_IN_CSP, DOMAIN_NOT_HTTPS)
+_LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 
 # Kinds both key styles share, so their lists can be compared.
 _SHARED_KINDS = ("connect", "resource", "frame")
@@ -105,7 +115,43 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 '"domain": "https://YOUR-DOMAIN" to the resource\'s _meta["ui"] and "openai/widgetDomain": '
                 '"https://YOUR-DOMAIN" to its _meta (your reserved ngrok domain will do)',
             )
+        for key, value, bare_host_ok in (
+            ("ui.domain", ui.get("domain"), True),
+            (OPENAI_WIDGET_DOMAIN, meta.get(OPENAI_WIDGET_DOMAIN), False),
+        ):
+            problem = domain_problem(value, bare_host_ok=bare_host_ok) if value is not None else None
+            if problem:
+                yield Finding(
+                    DOMAIN_NOT_HTTPS,
+                    target,
+                    f"widget {widget.uri}: {key} {value!r} {problem}",
+                    f'set {key} to the https origin that identifies your app, e.g. "https://your-app.example.com"',
+                )
         yield from _outside_origins(widget.uri, widget.html or "", csp)
+
+
+def domain_problem(value: object, *, bare_host_ok: bool) -> str | None:
+    """Why a widget domain is no https origin, or None. MCP Apps leaves `ui.domain`'s format to the host and
+    its own examples are bare host names, so those pass there; ChatGPT's key is an https origin."""
+    if not isinstance(value, str) or not value.strip():
+        return "is not a non-empty string"
+    from urllib.parse import urlsplit
+
+    has_scheme = "://" in value
+    if not has_scheme and not bare_host_ok:
+        return "is not an https origin (no https://)"
+    try:
+        parts = urlsplit(value if has_scheme else "https://" + value)
+        parts.port  # noqa: B018 - a malformed port raises here
+    except ValueError:
+        return "is not a valid origin"
+    if (parts.hostname or "") in _LOOPBACK or (parts.hostname or "").endswith(".localhost"):
+        return "is a local address, which identifies no app to a host"
+    if parts.scheme != "https":
+        return f"uses {parts.scheme}://, not https://"
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        return "has a path; a domain is an origin only (scheme and host)"
+    return None
 
 
 def _outside_origins(uri: str, html: str, csp: WidgetCsp) -> Iterator[Finding]:

@@ -1,8 +1,9 @@
 """Find the outside origins a widget's HTML loads from or connects to (stdlib html.parser + regexes).
 
 Conservative on purpose: only absolute URLs written out literally count (http, https, ws, wss, or
-protocol-relative `//host` in markup). URLs built at run time are invisible here, and relative URLs are
-the widget's own origin, so neither can produce a false alarm.
+protocol-relative `//host` in markup). URLs built at run time are invisible here, so they cannot produce a
+false alarm. Relative script and stylesheet URLs are collected apart (`relative_assets`): a widget is a
+`ui://` document, so they load nothing in any host.
 """
 
 from __future__ import annotations
@@ -74,10 +75,29 @@ def origin_of(url: str) -> str | None:
     return f"{parts.scheme}://{parts.hostname}" + (f":{port}" if port else "")
 
 
+@dataclass(frozen=True)
+class RelativeAsset:
+    url: str
+    how: str  # "<script src>", "<link rel=stylesheet>", "@import"
+
+
+# A widget is a ui:// document: a relative URL resolves against nothing the browser can fetch.
+_NOT_RELATIVE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:|//|#)")
+_TEMPLATED = ("{{", "${", "{%", "<%")
+_CSS_RELATIVE_IMPORT = re.compile(r"""@import\s+(?:url\(\s*)?['"]?([^'")\s;]+)""", re.IGNORECASE)
+
+
+def _is_relative(url: str) -> bool:
+    url = url.strip()
+    return bool(url) and not _NOT_RELATIVE.match(url) and not any(mark in url for mark in _TEMPLATED)
+
+
 class _Collector(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.loads: list[OutsideLoad] = []
+        self.relative: list[RelativeAsset] = []
+        self.base_href: str | None = None
         self._inline: str | None = None  # "script" or "style" while inside one without src
 
     def _add(self, kind: str, url: str, how: str) -> None:
@@ -96,10 +116,16 @@ class _Collector(HTMLParser):
                         self._add(kind, candidate.split()[0], f"<{tag} {name}>")
             elif kind:
                 self._add(kind, value, f"<{tag} {name}>")
+        if tag == "base" and values.get("href") and self.base_href is None:
+            self.base_href = values["href"].strip()
+        if tag == "script" and _is_relative(values.get("src", "")):
+            self.relative.append(RelativeAsset(values["src"].strip(), "<script src>"))
         if tag == "link" and values.get("href"):
             rels = set(values.get("rel", "").lower().split())
             if rels & _LOADING_RELS:
                 self._add(RESOURCE, values["href"], f"<link rel={values.get('rel')}>")
+            if rels & {"stylesheet", "modulepreload", "preload"} and _is_relative(values["href"]):
+                self.relative.append(RelativeAsset(values["href"].strip(), f"<link rel={values.get('rel')}>"))
         if "style" in values:
             self._scan(values["style"], _CSS_PATTERNS)
         if tag == "script" and "src" not in values:
@@ -116,6 +142,9 @@ class _Collector(HTMLParser):
             self._scan(data, _SCRIPT_PATTERNS)
         elif self._inline == "style":
             self._scan(data, _CSS_PATTERNS)
+            for match in _CSS_RELATIVE_IMPORT.finditer(data):
+                if _is_relative(match.group(1)):
+                    self.relative.append(RelativeAsset(match.group(1), "@import"))
 
     def _scan(self, text: str, patterns: tuple[tuple[re.Pattern[str], str, str], ...]) -> None:
         for pattern, kind, how in patterns:
@@ -128,6 +157,16 @@ def outside_loads(html: str) -> list[OutsideLoad]:
     collector.feed(html)
     collector.close()
     return collector.loads
+
+
+def relative_assets(html: str) -> list[RelativeAsset]:
+    """Scripts and stylesheets a widget loads by a relative URL; none when a `<base href>` makes them absolute."""
+    collector = _Collector()
+    collector.feed(html)
+    collector.close()
+    if collector.base_href and not _is_relative(collector.base_href):
+        return []
+    return collector.relative
 
 
 def _split_host(entry: str) -> tuple[str | None, str, str | None]:

@@ -183,6 +183,13 @@ def run(request: dict[str, Any], progress: TextIO) -> dict[str, Any]:
         server = load_server(project, module, attribute)
     except LoadProblem as problem:
         return {"ok": False, "error": str(problem)}
+    from mcp.server.mcpserver import MCPServer
+
+    if isinstance(server, MCPServer):
+        from appsdk_cli.devserver.crashes import report_tool_crashes
+
+        # As under appsdk dev: a crashed tool's result carries what it raised, for APPS404 to name.
+        report_tool_crashes(server, project, lambda crash: None)
     try:
         snapshot = anyio.run(
             lambda: collect(

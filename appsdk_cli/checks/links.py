@@ -26,8 +26,9 @@ DEPRECATED_KEY = Rule(
     "APPS103",
     "deprecated-resource-uri",
     Severity.WARNING,
-    "The flat `_meta` key `ui/resourceUri`",
-    "It is from an early MCP Apps draft; hosts read `_meta.ui.resourceUri`",
+    "The flat `_meta` key `ui/resourceUri` without the nested `ui.resourceUri`, or naming another resource",
+    "It is from an early MCP Apps draft; current hosts read `_meta.ui.resourceUri` (the official SDK writes "
+    "both, the same URI in each, which is fine)",
 )
 NOT_UI_URI = Rule(
     "APPS104",
@@ -76,10 +77,20 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 f"{meta.output_template}",
                 "point both keys at the same ui:// resource",
             )
-        if meta.deprecated_resource_uri:
+        # registerAppTool writes the flat key beside the nested one on purpose, for older hosts: only a
+        # flat key alone, or one that names another widget, is worth a word.
+        if meta.deprecated_resource_uri and not meta.resource_uri:
             yield Finding(
                 DEPRECATED_KEY,
                 target,
-                f"{meta.name}: uses the deprecated flat _meta key ui/resourceUri",
-                'use _meta {"ui": {"resourceUri": ...}} (and openai/outputTemplate for ChatGPT) instead',
+                f"{meta.name}: names its widget only in the deprecated flat _meta key ui/resourceUri",
+                'add _meta {"ui": {"resourceUri": ...}} (and openai/outputTemplate for ChatGPT); the flat key may stay',
+            )
+        elif meta.deprecated_resource_uri and meta.deprecated_resource_uri != meta.resource_uri:
+            yield Finding(
+                DEPRECATED_KEY,
+                target,
+                f"{meta.name}: the flat key ui/resourceUri names {meta.deprecated_resource_uri} but ui.resourceUri "
+                f"names {meta.resource_uri}",
+                "point both keys at the same ui:// resource, or drop the flat one",
             )

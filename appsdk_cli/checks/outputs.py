@@ -5,15 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from appsdk_cli.appmeta import tool_crash
 from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, tool_target
 from appsdk_cli.checks.schemas import instance_problem, schema_problem
 
 STRUCTURED_WITHOUT_SCHEMA = Rule(
     "APPS401",
     "structured-content-without-schema",
-    Severity.ERROR,
+    Severity.WARNING,
     "A tool returned `structuredContent` but declares no `outputSchema`",
-    "The Apps SDK asks for an outputSchema on every tool that returns structuredContent",
+    "MCP makes the schema optional and every host renders the result, but directory review and models rely "
+    "on a declared shape",
 )
 OUTPUT_MISMATCH = Rule(
     "APPS402",
@@ -71,10 +73,12 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
         if result is None:
             continue
         if result.get("isError") is True:
+            crash = tool_crash(result)
+            raised = f" (it raised {crash.summary})" if crash else ""
             yield Finding(
                 CALL_FAILED,
                 target,
-                f"{name}: returned isError when called with no arguments: {_error_text(result)}",
+                f"{name}: returned isError when called with no arguments: {_error_text(result)}{raised}",
                 "make it succeed with no arguments, or require the arguments it needs in its inputSchema",
             )
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from appsdk_cli.appmeta import INVOKED, INVOKING, tool_meta
+from appsdk_cli.appmeta import INVOKED, INVOKING, OPENAI_VISIBILITY, tool_meta
 from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, tool_target
 
 STATUS_TEXT_LIMIT = 64
@@ -35,10 +35,23 @@ WIDGET_ONLY_UNREACHABLE = Rule(
     "widget-only-tool-unreachable",
     Severity.ERROR,
     "A tool hidden from the model (`ui.visibility` without `model`, or `openai/visibility: private`) that no "
-    'widget may call either (no `openai/widgetAccessible: true`, no `"app"` in `ui.visibility`)',
+    'widget may call over any bridge (`ui.visibility` without `"app"`, and no `openai/widgetAccessible: true`)',
     "Nobody can ever call it",
 )
-RULES = (STATUS_TEXT_TOO_LONG, ANNOTATIONS_MISSING, OUTPUT_SCHEMA_MISSING, WIDGET_ONLY_UNREACHABLE)
+OPENAI_VISIBILITY_DEPRECATED = Rule(
+    "APPS305",
+    "openai-visibility-deprecated",
+    Severity.WARNING,
+    "A tool with `openai/visibility`",
+    "Deprecated since July 2026: `_meta.ui.visibility` says who sees a tool, in ChatGPT and every MCP Apps host",
+)
+RULES = (
+    STATUS_TEXT_TOO_LONG,
+    ANNOTATIONS_MISSING,
+    OUTPUT_SCHEMA_MISSING,
+    WIDGET_ONLY_UNREACHABLE,
+    OPENAI_VISIBILITY_DEPRECATED,
+)
 
 _HINTS = (("readOnlyHint", "read_only"), ("destructiveHint", "destructive"), ("openWorldHint", "open_world"))
 
@@ -73,11 +86,20 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 f"{meta.name}: renders widget {meta.template} but declares no outputSchema",
                 "annotate the return type (a pydantic model, or Annotated[CallToolResult, Model]) to get one",
             )
+        if isinstance(tool.get("_meta"), dict) and OPENAI_VISIBILITY in tool["_meta"]:
+            replacement = '["app"]' if meta.openai_visibility == "private" else '["model", "app"] (or nothing)'
+            yield Finding(
+                OPENAI_VISIBILITY_DEPRECATED,
+                target,
+                f"{meta.name}: sets openai/visibility {meta.openai_visibility or '(not a string)'}, deprecated "
+                "since July 2026",
+                f'use _meta.ui.visibility instead: "ui": {{"visibility": {replacement}}}',
+            )
         if not meta.model_visible and not meta.widget_callable:
             yield Finding(
                 WIDGET_ONLY_UNREACHABLE,
                 target,
                 f"{meta.name}: is hidden from the model and no widget may call it",
-                'add "openai/widgetAccessible": True and "ui": {"visibility": ["app"]} to its _meta, or make it '
-                "visible to the model",
+                'list "app" in its _meta.ui.visibility (and set "openai/widgetAccessible": True for ChatGPT), or '
+                "make it visible to the model",
             )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from appsdk_cli.appmeta import WIDGET_MIME_TYPES
+from appsdk_cli.checks.htmlscan import relative_assets
 from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, resource_target
 from appsdk_cli.checks.plan import is_widget_candidate, referenced_uris
 
@@ -38,7 +39,14 @@ WIDGET_UNREADABLE = Rule(
     "A listed widget resource that fails `resources/read` or returns no HTML",
     "The host reads it to render the widget; nothing renders",
 )
-RULES = (WIDGET_MIME_TYPE, SKYBRIDGE_ONLY, WIDGET_UNREADABLE)
+RELATIVE_ASSET = Rule(
+    "APPS204",
+    "relative-asset-url",
+    Severity.ERROR,
+    "Widget HTML whose scripts or stylesheets have relative URLs (`./app.js`, `styles.css`, `/main.css`)",
+    "A widget is served from a `ui://` resource, so a relative URL loads nothing in any host: the widget renders dead",
+)
+RULES = (WIDGET_MIME_TYPE, SKYBRIDGE_ONLY, WIDGET_UNREADABLE, RELATIVE_ASSET)
 
 
 @dataclass(frozen=True)
@@ -145,4 +153,15 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 target,
                 f"widget {widget.uri} was read but holds no HTML",
                 "return the widget's HTML as the resource's text",
+            )
+        relative = relative_assets(widget.html or "")
+        if relative:
+            shown = ", ".join(f"{asset.how} {asset.url}" for asset in relative[:3])
+            more = f" and {len(relative) - 3} more" if len(relative) > 3 else ""
+            yield Finding(
+                RELATIVE_ASSET,
+                target,
+                f"widget {widget.uri} loads {shown}{more} by a relative URL, which no host can fetch",
+                "inline the script and styles into the HTML (a bundler's single-file build does it), or serve "
+                "them at absolute https URLs on an origin the widget's CSP lists",
             )

@@ -67,6 +67,15 @@ class AppExited:
 
 
 @dataclass(frozen=True)
+class ToolCrashed:
+    """A tool raised something other than ToolError: the client got only "Error executing tool NAME"."""
+
+    tool: str
+    summary: str  # "KeyError: 'june' (server.py:103 in picks_for)"
+    frames: tuple[tuple[str, int, str, str], ...]  # the user's own frames: (file, line, function, code)
+
+
+@dataclass(frozen=True)
 class AllowedHostAdded:
     host: str
 
@@ -88,4 +97,4 @@ class Stopped:
     extra: dict[str, str] = field(default_factory=dict)
 
 
-DevEvent = Started | Reloaded | AppBroken | AppExited | AllowedHostAdded | AuthServerStarted | Stopped
+DevEvent = Started | Reloaded | AppBroken | AppExited | ToolCrashed | AllowedHostAdded | AuthServerStarted | Stopped

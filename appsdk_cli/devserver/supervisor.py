@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from appsdk_cli.appmeta import TOOL_CRASH, tool_crash
 from appsdk_cli.auth.server import AuthConfig, DevAuthServer, json_error, refuse_exposed
 from appsdk_cli.contract.compare import Change
 from appsdk_cli.contract.compare import compare as compare_contracts
@@ -45,6 +46,7 @@ from appsdk_cli.devserver.events import (
     Started,
     Stopped,
     ToolChanges,
+    ToolCrashed,
     Transport,
 )
 from appsdk_cli.devserver.hosts import parse_allowed_host, security_lists, url_host
@@ -383,6 +385,10 @@ class Supervisor:
             self._on_stopped_accepting(worker.pid)
         elif kind == "auth-http":
             self._answer_auth(worker, message)
+        elif kind == "tool-crash":
+            crash = tool_crash({"isError": True, "_meta": {TOOL_CRASH: message.get("crash")}})
+            if crash is not None:
+                self._emit(ToolCrashed(tool=crash.tool, summary=crash.summary, frames=crash.frames))
 
     def _answer_auth(self, worker: _Worker, message: dict[str, Any]) -> None:
         if self._auth is None:

@@ -8,6 +8,7 @@ The conversation with the supervisor is one JSON object per line over two pipes:
 
     worker -> supervisor   ready {ok, tools | summary, traceback, missing}   serving   stopped
                            auth-http {id, method, path, query, headers, body}
+                           tool-crash {crash: {tool, type, message, file, line, function, frames}}
     supervisor -> worker   go   retire   allow-host {host, origins}   auth-http-reply {id, status, headers, body}
 
 `ready` is sent once the app is imported (or failed to import); the worker then waits for `go` before
@@ -196,7 +197,7 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
         channel.send({"type": "ready", "ok": False, "fallback": True})
     else:
         try:
-            loaded = load_app(spec, security)
+            loaded = load_app(spec, security, lambda crash: channel.send({"type": "tool-crash", "crash": crash}))
         except TargetMissing as problem:
             message = str(problem)
             app = fallback_app(message, security)
@@ -222,8 +223,11 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
     return asyncio.run(_serve(app, sock, channel, security, spec.drain_seconds, forwarder))
 
 
-def load_app(spec: WorkerSpec, security: Any) -> LoadedApp:
-    """Import the target and build its ASGI app; TargetMissing when the target itself is not there."""
+def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]], None] | None = None) -> LoadedApp:
+    """Import the target and build its ASGI app; TargetMissing when the target itself is not there.
+
+    `on_crash` gets each tool crash (devserver/crashes.py), which the supervisor shows in a few lines.
+    """
     sys.path.insert(0, str(spec.project))
     try:
         module = importlib.import_module(spec.module)
@@ -244,6 +248,10 @@ def load_app(spec: WorkerSpec, security: Any) -> LoadedApp:
         raise TargetMissing(
             f"{spec.module}:{spec.attribute} is a {type(server).__name__}, not an MCPServer (looked for {spec.target})"
         )
+    if on_crash is not None:
+        from appsdk_cli.devserver.crashes import report_tool_crashes
+
+        report_tool_crashes(server, spec.project, on_crash)
     if spec.transport is Transport.SSE:
         asgi = server.sse_app(transport_security=security, host=spec.bind_host)
     else:

@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from appsdk_cli import __version__
+from appsdk_cli.appmeta import Bridge, crash_hint, error_text, tool_crash, without_tool_crash
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.preview.session import (
     DISPLAY_MODES,
@@ -193,7 +194,7 @@ class PreviewServer:
             },
             "widgetOrigin": self.widget_origin,
             "sandbox": SANDBOX,
-            "widgetTools": sorted(preview.widget_tools),
+            "widgetTools": {bridge.value: sorted(names) for bridge, names in preview.widget_tools.items()},
             "userAgent": USER_AGENT,
             "defaults": asdict(self.options),
             "warnings": preview.warnings,
@@ -350,13 +351,21 @@ class _HostHandler(_Handler):
         arguments = body.get("arguments") if isinstance(body.get("arguments"), dict) else {}
         if not isinstance(name, str):
             return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "name must be a string"}})
+        if body.get("bridge") not in tuple(Bridge):
+            bridges = " or ".join(repr(b.value) for b in Bridge)
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": f"bridge must be {bridges}"}})
         try:
-            result = call_from_widget(self.server.preview.preview, name, arguments)
+            result = call_from_widget(self.server.preview.preview, name, arguments, Bridge(body["bridge"]))
         except PermissionError as refused:
             return self._json(HTTPStatus.FORBIDDEN, {"error": {"message": str(refused)}})
         except AppsdkError as problem:
             return self._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
-        return self._json(HTTPStatus.OK, {"result": result})
+        if result.get("isError") is True:
+            hint = crash_hint(error_text(result), tool_crash(result))
+            if hint:
+                self.server.preview.record(LogEntry("host", "warn", f"{name} failed: {hint}"))
+        # The widget gets what production would send it, without appsdk dev's crash report.
+        return self._json(HTTPStatus.OK, {"result": without_tool_crash(result)})
 
     def _read(self, body: dict[str, Any]) -> None:
         uri = body.get("uri")

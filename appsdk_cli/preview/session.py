@@ -11,7 +11,15 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from appsdk_cli.appmeta import WIDGET_MIME_TYPES, ToolMeta, tool_meta
+from appsdk_cli.appmeta import (
+    WIDGET_MIME_TYPES,
+    Bridge,
+    ToolMeta,
+    crash_hint,
+    tool_crash,
+    tool_meta,
+    without_tool_crash,
+)
 from appsdk_cli.client import ProtocolError
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.preview.csp import HostCsp, host_csp
@@ -50,8 +58,8 @@ class PreviewSession:
     arguments: dict[str, Any]
     result: dict[str, Any]  # the CallToolResult, as on the wire
     template: WidgetTemplate
-    # Tools the widget may call through the host: openai/widgetAccessible, or ui.visibility with "app".
-    widget_tools: frozenset[str]
+    # Per bridge, the tools the widget may call through the host (appmeta's rule, from tools/list).
+    widget_tools: dict[Bridge, frozenset[str]]
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -60,8 +68,9 @@ class PreviewSession:
         return f"{self.tool.name}\n{self.template.uri}"
 
 
-def widget_may_call(tool: dict[str, Any]) -> bool:
-    return tool_meta(tool).widget_callable
+def widget_tools(tools: list[dict[str, Any]]) -> dict[Bridge, frozenset[str]]:
+    metas = [tool_meta(t) for t in tools if isinstance(t, dict)]
+    return {bridge: frozenset(m.name for m in metas if m.widget_may_call(bridge)) for bridge in Bridge}
 
 
 def _pick_contents(result: dict[str, Any], uri: str) -> dict[str, Any] | None:
@@ -122,7 +131,11 @@ def prepare(
             f" {outcome.tool.output_template}; previewing {uri}"
         )
     if outcome.is_error:
-        warnings.append(f"{tool_name} returned isError ({outcome.error_text()}); the widget gets that result")
+        hint = crash_hint(outcome.error_text(), tool_crash(outcome.result))
+        warnings.append(
+            f"{tool_name} returned isError ({outcome.error_text()}); the widget gets that result"
+            + (f". Hint: {hint}" if hint else "")
+        )
     # remote.call_tool keeps its tool listing to itself, so a second session lists tools and resources.
     with session(target) as client:
         tools = client.list_tools()
@@ -144,20 +157,26 @@ def prepare(
         target=target,
         tool=outcome.tool,
         arguments=outcome.arguments,
-        result=outcome.result,
+        result=without_tool_crash(outcome.result),  # what production would send the widget
         template=template,
-        widget_tools=frozenset(str(t.get("name")) for t in tools if isinstance(t, dict) and widget_may_call(t)),
+        widget_tools=widget_tools(tools),
         warnings=warnings,
     )
 
 
-def call_from_widget(preview: PreviewSession, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """A widget's callTool / tools/call, forwarded to the real server; refused for tools it may not call."""
-    if name not in preview.widget_tools:
-        raise PermissionError(
-            f"the widget may not call {name!r}: a tool is widget-callable only with"
-            ' _meta["openai/widgetAccessible"] = true or _meta.ui.visibility containing "app"'
-        )
+_REFUSALS = {
+    Bridge.MCP_APPS: 'over the MCP Apps bridge a tool is callable when its _meta.ui.visibility lists "app"'
+    " (the default, when it has none)",
+    Bridge.OPENAI: 'window.openai.callTool needs _meta["openai/widgetAccessible"] = true (or a _meta.ui.visibility'
+    ' that lists "app")',
+}
+
+
+def call_from_widget(preview: PreviewSession, name: str, arguments: dict[str, Any], bridge: Bridge) -> dict[str, Any]:
+    """A widget's tools/call or window.openai.callTool, forwarded to the real server; refused, per the
+    bridge it came over, for tools the widget may not call."""
+    if name not in preview.widget_tools[bridge]:
+        raise PermissionError(f"the widget may not call {name!r}: {_REFUSALS[bridge]}")
     # A fresh session per call: the dev server may have reloaded between clicks.
     with session(preview.target) as client:
         return client.call_tool(name, arguments)

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from appsdk_cli.appmeta import ToolMeta
     from appsdk_cli.remote import CallOutcome, ReadOutcome, ResourcesOutcome, ToolsOutcome
 
 
@@ -45,6 +46,8 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
         return
     from rich.markup import escape
 
+    from appsdk_cli.appmeta import crash_hint, tool_crash, without_tool_crash
+
     console = stdout()
     tool = outcome.tool
     result = outcome.result
@@ -67,9 +70,14 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
         style = "red" if failed else ""
         for line in lines:
             console.print(escape(line), style=style, soft_wrap=True)
-    if isinstance(result.get("_meta"), dict):
+    # appsdk dev's crash report is ours, not the server's: shown as a hint, left out of the widget's _meta.
+    shown = without_tool_crash(result)
+    if isinstance(shown.get("_meta"), dict):
         console.print("[bold]_meta[/] [dim](widget only)[/]")
-        console.print(escape(_pretty_json(result["_meta"])), soft_wrap=True)
+        console.print(escape(_pretty_json(shown["_meta"])), soft_wrap=True)
+    hint = crash_hint(outcome.error_text(), tool_crash(result)) if failed else None
+    if hint:
+        console.print(f"[dim]hint:[/] {escape(hint)}", soft_wrap=True)
 
 
 def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
@@ -80,6 +88,10 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
 
     console = stdout()
     console.print(f"[bold]{count(len(outcome.metas), 'tool')}[/] [dim]on {escape(outcome.target.description)}[/]")
+    # Widget calls matter once some tool names a widget or says which widgets may call it.
+    has_widgets = any(
+        t.template or t.ui_visibility is not None or t.widget_accessible is not None for t in outcome.metas
+    )
     for raw, tool in zip(outcome.tools, outcome.metas, strict=True):
         console.print()
         title = f" [dim]- {escape(tool.title)}[/]" if tool.title else ""
@@ -112,14 +124,9 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
             ]
         )
         console.print(f"  [cyan]hints:[/] {hints}" + (" [dim](? = not declared)[/]" if "?" in hints else ""))
-        visibility = ["model" if tool.model_visible else "hidden from the model"]
-        if tool.ui_visibility is not None:
-            visibility.append(f"ui.visibility {', '.join(tool.ui_visibility)}")
-        if tool.openai_visibility:
-            visibility.append(f"openai/visibility {tool.openai_visibility}")
-        if tool.widget_accessible:
-            visibility.append("widget may call it")
-        console.print(f"  [cyan]visibility:[/] {escape('; '.join(visibility))}", soft_wrap=True)
+        console.print(f"  [cyan]visibility:[/] {escape(_visibility(tool))}", soft_wrap=True)
+        if has_widgets:
+            console.print(f"  [cyan]widget calls:[/] {_widget_calls(tool)}", soft_wrap=True)
     if outcome.metas:
         console.print()
         console.print("[dim]Call one: appsdk call NAME KEY=VALUE ...[/]")
@@ -175,6 +182,34 @@ def _sign_in(tool: dict[str, Any]) -> str | None:
     if "anonymous" in ways and len(ways) > 1:
         return "optional: " + " or ".join(way for way in ways if way != "anonymous") + ", or anonymous"
     return " or ".join(ways) or None
+
+
+def _visibility(tool: ToolMeta) -> str:
+    """Who sees the tool, and which key says so."""
+    seen = [who for who in ("model", "app") if who in tool.visibility]
+    words = " and ".join(seen) or "nobody"
+    source = "the default: no ui.visibility" if tool.ui_visibility is None else f"ui.visibility {list(tool.visibility)}"
+    text = f"{words} ({source})"
+    if tool.openai_visibility:
+        text += f"; openai/visibility {tool.openai_visibility} (deprecated)"
+        if not tool.model_visible and "model" in tool.visibility:
+            text += ": ChatGPT hides it from the model"
+    return text
+
+
+def _widget_calls(tool: ToolMeta) -> str:
+    """Whether a widget may call the tool, per bridge (appmeta's rule), as rich markup."""
+    from appsdk_cli.appmeta import Bridge
+
+    parts = []
+    for bridge in Bridge:
+        if tool.widget_may_call(bridge):
+            parts.append(f"{bridge.label} [green]yes[/]")
+        elif bridge is Bridge.OPENAI:
+            parts.append(f"{bridge.label} [yellow]no[/] [dim](needs openai/widgetAccessible: true)[/]")
+        else:
+            parts.append(f"{bridge.label} [yellow]no[/] [dim](ui.visibility lacks app)[/]")
+    return "; ".join(parts)
 
 
 def resources_list(outcome: ResourcesOutcome, *, as_json: bool) -> None:

@@ -67,6 +67,8 @@ def dev_event(event: DevEvent) -> None:
         console.print(f"[dim]hint:[/] {escape(event.hint)}", soft_wrap=True)
     elif isinstance(event, events.AppExited):
         warning(event.message)
+    elif isinstance(event, events.ToolCrashed):
+        _tool_crash(event)
     elif isinstance(event, events.AllowedHostAdded):
         stdout().print(f"now accepting Host {escape(event.host)}", soft_wrap=True)
     elif isinstance(event, events.AuthServerStarted):
@@ -83,6 +85,23 @@ def dev_event(event: DevEvent) -> None:
         )
     elif isinstance(event, events.Stopped):
         stdout().print("[dim]appsdk dev stopped[/]")
+
+
+def _tool_crash(event: Any) -> None:
+    """A few full-width lines: what was raised, the user's own frames, and what the model got instead."""
+    from rich.markup import escape
+
+    console = stderr()
+    console.print(f"[bold red]{escape(event.tool)} raised[/] {escape(event.summary)}", soft_wrap=True)
+    width = max((len(f"{file}:{line} in {function}") for file, line, function, _ in event.frames), default=0)
+    for file, line, function, code in event.frames:
+        where = f"{file}:{line} in {function}"
+        console.print(f"  [cyan]{escape(where.ljust(width))}[/]  {escape(code)}", soft_wrap=True)
+    console.print(
+        f'[dim]hint:[/] the model sees only "Error executing tool {escape(event.tool)}"; '
+        "raise ToolError(...) for a failure it should read",
+        soft_wrap=True,
+    )
 
 
 def _dev_panel(event: Any) -> None:

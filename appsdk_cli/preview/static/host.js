@@ -150,7 +150,8 @@ function setTheme(theme) {
 async function callTool(name, args, via) {
   addLog(via, "info", `callTool ${name} ${short(args)}`);
   try {
-    const { result } = await postJson("/api/call", { name, arguments: args || {} });
+    const bridge = via === "openai" ? "openai" : "mcp-apps";
+    const { result } = await postJson("/api/call", { name, arguments: args || {}, bridge });
     addLog(via, result.isError ? "warn" : "info", `${name} → ${short(result.structuredContent ?? result.content)}`);
     return result;
   } catch (error) {
