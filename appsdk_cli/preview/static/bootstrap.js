@@ -1,12 +1,17 @@
 // appsdk preview: injected at the top of the widget document, before any of the widget's own scripts.
-// It reports the widget's console errors and CSP violations to the host page, and (unless the host
-// withholds it to test the MCP Apps bridge) provides window.openai the way ChatGPT does. Everything it
-// does goes through postMessage to the host page: the widget runs on its own origin.
+// It reports the widget's errors, failed loads and CSP violations to the host page, and (unless the host
+// withholds it to test the MCP Apps bridge) provides window.openai the way ChatGPT does.
+//
+// All of that travels over a MessageChannel of its own, handed to the host page once at start. The
+// window's own postMessage channel is the MCP Apps bridge, and a view that speaks it (the official SDK's
+// App, or hand-written JSON-RPC) must see nothing there but the spec's JSON-RPC messages.
 (() => {
   "use strict";
   const config = __APPSDK_CONFIG__;
-  const host = window.parent;
-  const post = (message) => host.postMessage({ __appsdk: message }, config.hostOrigin);
+  const channel = new MessageChannel();
+  const port = channel.port1;
+  window.parent.postMessage({ __appsdk: { type: "connect" } }, config.hostOrigin, [channel.port2]);
+  const post = (message) => port.postMessage(message);
 
   const describe = (value) => {
     if (value instanceof Error) return value.stack || String(value);
@@ -24,10 +29,34 @@
       original(...args);
     };
   }
-  window.addEventListener("error", (event) => {
-    const where = event.filename ? ` (${event.filename}:${event.lineno})` : "";
-    post({ type: "log", kind: "error", level: "error", message: `${event.message}${where}` });
-  });
+  // Capture phase: a <script>, <link> or <img> that fails to load fires a non-bubbling error event at
+  // itself, which only a capturing listener on window sees. Uncaught exceptions arrive as ErrorEvents.
+  window.addEventListener(
+    "error",
+    (event) => {
+      const element = event.target;
+      if (element && element !== window && element.tagName) {
+        const url = element.src || element.href || "";
+        const tag = element.tagName.toLowerCase();
+        const what =
+          tag === "script"
+            ? element.type === "module"
+              ? "module script"
+              : "script"
+            : tag === "link" && /\bstylesheet\b/i.test(element.rel)
+              ? "stylesheet"
+              : tag === "link"
+                ? `link rel=${element.rel}`
+                : tag;
+        post({ type: "load-failed", what, url: url || "(inline: one of its imports)" });
+        return;
+      }
+      const where = event.filename ? ` (${event.filename}:${event.lineno})` : "";
+      const stack = event.error instanceof Error && event.error.stack ? `\n${event.error.stack}` : "";
+      post({ type: "log", kind: "error", level: "error", message: `uncaught ${event.message}${where}${stack}` });
+    },
+    true,
+  );
   window.addEventListener("unhandledrejection", (event) => {
     post({ type: "log", kind: "error", level: "error", message: `unhandled rejection: ${describe(event.reason)}` });
   });
@@ -60,9 +89,8 @@
       post({ type: "request", id, method, params });
     });
 
-  window.addEventListener("message", (event) => {
-    if (event.source !== host || event.origin !== config.hostOrigin) return;
-    const message = event.data && event.data.__appsdk;
+  port.onmessage = (event) => {
+    const message = event.data;
     if (!message) return;
     if (message.type === "response" && pending.has(message.id)) {
       const { resolve, reject } = pending.get(message.id);
@@ -73,7 +101,7 @@
       Object.assign(globals, message.globals);
       window.dispatchEvent(new CustomEvent("openai:set_globals", { detail: { globals: message.globals } }));
     }
-  });
+  };
 
   const notSupported = (name) => () => Promise.reject(new Error(`${name} is not available in appsdk preview`));
   const api = {
@@ -93,9 +121,20 @@
     selectFiles: notSupported("selectFiles"),
     getFileDownloadUrl: notSupported("getFileDownloadUrl"),
   };
+  // The widget's data: reading one of these tells the host the widget took its data from window.openai
+  // (a screenshot of a widget that never did shows a dead widget, and says so).
+  const data = new Set(["toolInput", "toolOutput", "toolResponseMetadata", "widgetState"]);
+  const read = new Set();
   // Globals are read live, so a widget that reads window.openai.theme after set_globals sees the new value.
   for (const key of Object.keys(globals)) {
-    Object.defineProperty(api, key, { get: () => globals[key], enumerable: true });
+    const get = () => {
+      if (data.has(key) && !read.has(key)) {
+        read.add(key);
+        post({ type: "read", key });
+      }
+      return globals[key];
+    };
+    Object.defineProperty(api, key, { get, enumerable: true });
   }
   Object.defineProperty(window, "openai", { value: api, configurable: false, writable: false, enumerable: true });
 })();
