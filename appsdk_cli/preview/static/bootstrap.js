@@ -29,6 +29,24 @@
       original(...args);
     };
   }
+  // The widget document's query string is the host's business; a location reads better without it.
+  const place = (text) => String(text || "").replace(/(\/widget)\?[^\s#:)]*/g, "$1");
+  // Which fetches failed, from resource timing (it has the HTTP status): an inline module's failed
+  // import names no URL on its error event, and a status says more than "failed".
+  const reported = new Set();
+  const failedFetches = () =>
+    performance
+      .getEntriesByType("resource")
+      .filter((entry) => entry.responseStatus >= 400 && !reported.has(entry.name))
+      .map((entry) => {
+        reported.add(entry.name);
+        return `${entry.name} (HTTP ${entry.responseStatus})`;
+      });
+  const withStatus = (url) => {
+    const entry = performance.getEntriesByName(url, "resource").find((e) => e.responseStatus >= 400);
+    reported.add(url);
+    return entry ? `${url} (HTTP ${entry.responseStatus})` : url;
+  };
   // Capture phase: a <script>, <link> or <img> that fails to load fires a non-bubbling error event at
   // itself, which only a capturing listener on window sees. Uncaught exceptions arrive as ErrorEvents.
   window.addEventListener(
@@ -36,7 +54,8 @@
     (event) => {
       const element = event.target;
       if (element && element !== window && element.tagName) {
-        const url = element.src || element.href || "";
+        const own = element.src || element.href || "";
+        const url = own ? withStatus(own) : failedFetches().join(", ") || "an import of an inline module";
         const tag = element.tagName.toLowerCase();
         const what =
           tag === "script"
@@ -48,12 +67,13 @@
               : tag === "link"
                 ? `link rel=${element.rel}`
                 : tag;
-        post({ type: "load-failed", what, url: url || "(inline: one of its imports)" });
+        post({ type: "load-failed", what, url });
         return;
       }
-      const where = event.filename ? ` (${event.filename}:${event.lineno})` : "";
-      const stack = event.error instanceof Error && event.error.stack ? `\n${event.error.stack}` : "";
-      post({ type: "log", kind: "error", level: "error", message: `uncaught ${event.message}${where}${stack}` });
+      const where = event.filename ? ` (${place(event.filename)}:${event.lineno})` : "";
+      const text = /^uncaught/i.test(event.message) ? event.message : `Uncaught ${event.message}`;
+      const stack = event.error instanceof Error && event.error.stack ? `\n${place(event.error.stack)}` : "";
+      post({ type: "log", kind: "error", level: "error", message: `${text}${where}${stack}` });
     },
     true,
   );
@@ -65,7 +85,7 @@
       type: "csp",
       directive: event.effectiveDirective || event.violatedDirective,
       blocked: event.blockedURI,
-      source: event.sourceFile,
+      source: place(event.sourceFile),
       line: event.lineNumber,
     });
   });

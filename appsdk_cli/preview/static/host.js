@@ -317,7 +317,7 @@ function onCsp(message) {
   if (message.blocked === "eval") {
     // Libraries probe for eval and fall back when it throws (zod does, in every SDK-built widget);
     // it breaks only a widget that needs eval, which ChatGPT's CSP refuses too.
-    addLog("csp", "warn", `CSP blocked eval by ${directive}${where}; fine if the widget only probes for it`);
+    addLog("csp", "info", `CSP blocked eval by ${directive}${where}; fine if the widget only probes for it`);
     return;
   }
   addLog("csp", "error", `CSP blocked ${message.blocked || "an inline resource"} by ${directive}${where}`);
