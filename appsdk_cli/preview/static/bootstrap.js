@@ -13,6 +13,8 @@
   window.parent.postMessage({ __appsdk: { type: "connect" } }, config.hostOrigin, [channel.port2]);
   const post = (message) => port.postMessage(message);
 
+  // The widget document's query string is the host's business; a location reads better without it.
+  const place = (text) => String(text || "").replace(/(\/widget)\?[^\s#:)]*/g, "$1");
   const describe = (value) => {
     if (value instanceof Error) return value.stack || String(value);
     if (typeof value === "string") return value;
@@ -25,12 +27,10 @@
   for (const level of ["error", "warn"]) {
     const original = console[level].bind(console);
     console[level] = (...args) => {
-      post({ type: "log", kind: "console", level, message: args.map(describe).join(" ") });
+      post({ type: "log", kind: "console", level, message: place(args.map(describe).join(" ")) });
       original(...args);
     };
   }
-  // The widget document's query string is the host's business; a location reads better without it.
-  const place = (text) => String(text || "").replace(/(\/widget)\?[^\s#:)]*/g, "$1");
   // Which fetches failed, from resource timing (it has the HTTP status): an inline module's failed
   // import names no URL on its error event, and a status says more than "failed".
   const reported = new Set();

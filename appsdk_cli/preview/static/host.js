@@ -76,25 +76,24 @@ async function postJson(path, body) {
 
 // ---- what went wrong inside the widget -------------------------------------------------------------
 
-function problems() {
-  const found = [];
-  if (!health) return ["the preview page never loaded the widget"];
-  const bridgeDone = bridge.initialized && bridge.resultSent;
+function dataProblem() {
+  // Null once the widget took its data, through either API.
   if (bridge.initializeSeen && !bridge.initialized) {
-    found.push(
+    return (
       "the widget sent ui/initialize but never completed it (no ui/notifications/initialized):" +
-        " it may have rejected the host's answer",
-    );
-  } else if (!bridgeDone && health.read.size === 0) {
-    found.push(
-      state.openai
-        ? "the widget never read its data: it neither completed ui/initialize nor read window.openai.toolOutput/toolInput"
-        : "the widget never completed ui/initialize, so it never got its data (window.openai was withheld: --bridge-only)",
+      " it may have rejected the host's answer"
     );
   }
-  found.push(...health.errors);
-  found.push(...health.loadFailures);
-  return [...new Set(found)];
+  if ((bridge.initialized && bridge.resultSent) || health.read.size > 0) return null;
+  return state.openai
+    ? "the widget never read its data: it neither completed ui/initialize nor read window.openai.toolOutput/toolInput"
+    : "the widget never completed ui/initialize, so it never got its data (window.openai was withheld: --bridge-only)";
+}
+
+function problems() {
+  if (!health) return ["the preview page never loaded the widget"];
+  const missing = dataProblem();
+  return [...new Set([...(missing ? [missing] : []), ...health.errors, ...health.loadFailures])];
 }
 
 // ---- geometry ------------------------------------------------------------------------------------
@@ -560,6 +559,9 @@ function watchSettled() {
     const quiet = now - timing.changedAt > 150;
     if ((loaded && connected && quiet) || (loaded && now - timing.loadedAt > 3000)) {
       requestAnimationFrame(() => requestAnimationFrame(() => (preview.settled = true)));
+      // A screenshot reports it with the other problems; the live page says it once, in the log.
+      const missing = dataProblem();
+      if (missing && params.get("screenshot") !== "1") addLog("host", "warn", `${missing} (3 s after it loaded)`);
       return;
     }
     setTimeout(check, 30);
