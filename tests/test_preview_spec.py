@@ -97,6 +97,21 @@ def test_every_host_message_matches_the_sdk_schemas_across_the_lifecycle(browser
         page.frame_locator("#widget").locator("#steps", has_text="done").wait_for(timeout=20_000)
         log = page.evaluate("() => window.appsdkPreview.log.map((e) => e.message)")
         assert "ui/resource-teardown answered" in log
+        # The host's own controls: locale and display mode reach the view as host-context-changed; the
+        # mode the view did not declare cannot be picked.
+        page.fill("#locale", "de-DE")
+        page.dispatch_event("#locale", "change")
+        assert page.locator("#display-mode option[value=pip]").is_disabled()
+        page.select_option("#display-mode", "fullscreen")
+        widget = page.frame_locator("#widget")
+        widget.locator("#mode", has_text="fullscreen").wait_for()
+        page.select_option("#display-mode", "inline")
+        widget.locator("#mode", has_text="inline").wait_for()
+        # The view asks to close: the host tears it down (and waits for the answer) before removing it.
+        widget_frame(page).evaluate("() => window.probeApp.requestTeardown()")
+        page.wait_for_selector("p#widget.closed")
+        log = page.evaluate("() => window.appsdkPreview.log.map((e) => e.message)")
+        assert log.count("ui/resource-teardown answered") == 2, log
     finally:
         context.close()
         preview.close()
@@ -127,6 +142,9 @@ def test_every_host_message_matches_the_sdk_schemas_across_the_lifecycle(browser
     # it said it was initialized.
     assert seen[("notification", "ui/notifications/tool-input")] == 2
     assert seen[("notification", "ui/notifications/tool-result")] == 2
+    assert seen[("request", "ui/resource-teardown")] == 2
+    changes = [r["data"]["params"] for r in recorder.host_to_view() if "host-context-changed" in str(r["data"])]
+    assert {"theme", "styles", "locale", "displayMode", "containerDimensions"} <= {k for c in changes for k in c}
     ordered = [(r["dir"], r["data"].get("method")) for r in sorted(recorder.records, key=lambda r: r["at"])]
     starts = [i for i, step in enumerate(ordered) if step == ("view→host", "ui/notifications/initialized")]
     assert len(starts) == 2
