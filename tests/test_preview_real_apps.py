@@ -92,9 +92,9 @@ def browser() -> Iterator[object]:
         launched.close()
 
 
-def render(browser, server: RunningServer, tool: str, *, openai: str, ready: str):
-    """Preview `tool`, wait until the widget's DOM holds `ready` text; return its body text, the session,
-    the host log and the SDK's verdict on every host→view message."""
+def render(browser, server: RunningServer, tool: str, *, openai: str, ready: str, interact=None):
+    """Preview `tool`, wait until the widget's DOM holds `ready` text (then `interact(page, widget)`);
+    return its body text, the session, the host log and the SDK's verdict on every host→view message."""
     session = prepare(Target(url=server.url), tool, [])
     preview = PreviewServer(session, PreviewOptions()).start()
     context = browser.new_context(viewport={"width": 1200, "height": 900})
@@ -106,6 +106,8 @@ def render(browser, server: RunningServer, tool: str, *, openai: str, ready: str
         body = page.frame_locator("#widget").locator("body")
         body.get_by_text(ready).first.wait_for(timeout=10_000)
         text = body.inner_text()
+        if interact:
+            interact(page, page.frame_locator("#widget"))
         log = page.evaluate("() => window.appsdkPreview.log")
         problems = page.evaluate("() => window.appsdkPreview.problems()")
     finally:
@@ -126,11 +128,28 @@ def assert_clean(log, problems, results) -> None:
 @pytest.mark.parametrize("openai", ["1", "0"], ids=["window.openai", "bridge-only"])
 def test_the_official_react_example_renders_its_data(browser, basic_react, openai):
     """Done when a widget written with the official SDK in React renders with its data."""
-    text, session, log, problems, results = render(browser, basic_react, "get-time", openai=openai, ready="Server Time")
+
+    def press_its_buttons(page, widget) -> None:
+        # Its own buttons: ui/message, notifications/message and ui/open-link, answered by the host.
+        for button, logged in [
+            ("Send Message", "ui/message (user): This is message text."),
+            ("Send Log", "log: This is log text."),
+            ("Open Link", "ui/open-link https://modelcontextprotocol.io/"),
+        ]:
+            widget.get_by_role("button", name=button).click()
+            page.wait_for_function(
+                "(text) => window.appsdkPreview.log.some((e) => e.message.includes(text))", arg=logged, timeout=10_000
+            )
+
+    text, session, log, problems, results = render(
+        browser, basic_react, "get-time", openai=openai, ready="Server Time", interact=press_its_buttons
+    )
     served = session.result["content"][0]["text"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+Z", served), served
     assert re.search(rf"Server Time:\s*{re.escape(served)}", text), text
     assert_clean(log, problems, results)
+    seen = coverage(results)
+    assert seen[("result", "ui/message")] == 1 and seen[("result", "ui/open-link")] == 1, seen
 
 
 def test_the_vanillajs_example_renders_its_data(browser, basic_vanillajs):
