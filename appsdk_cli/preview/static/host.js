@@ -548,8 +548,10 @@ async function loadWidget() {
 
 function watchSettled() {
   // Settled: the document loaded, the widget took its data (the bridge delivered its tool result, or it
-  // read window.openai's), and its size stayed put for a moment. A widget that never does is settled
-  // 3 s after load (and `problems()` says why), so a screenshot never hangs on it.
+  // read window.openai's), and its size stayed put for a moment. A widget that never does is settled a
+  // few seconds after load (and `problems()` says why), so a screenshot never hangs on it; a screenshot
+  // waits longer, since it fails the widget then, and a busy CI machine may be slow to start one.
+  const giveUpMs = params.get("screenshot") === "1" ? 8000 : 3000;
   const started = frame;
   const check = () => {
     if (started !== frame) return;
@@ -557,11 +559,11 @@ function watchSettled() {
     const loaded = timing.loadedAt !== null;
     const connected = (bridge.initialized && bridge.resultSent) || health.read.size > 0;
     const quiet = now - timing.changedAt > 150;
-    if ((loaded && connected && quiet) || (loaded && now - timing.loadedAt > 3000)) {
+    if ((loaded && connected && quiet) || (loaded && now - timing.loadedAt > giveUpMs)) {
       requestAnimationFrame(() => requestAnimationFrame(() => (preview.settled = true)));
       // A screenshot reports it with the other problems; the live page says it once, in the log.
       const missing = dataProblem();
-      if (missing && params.get("screenshot") !== "1") addLog("host", "warn", `${missing} (3 s after it loaded)`);
+      if (missing && params.get("screenshot") !== "1") addLog("host", "warn", `${missing} (${giveUpMs / 1000} s after it loaded)`);
       return;
     }
     setTimeout(check, 30);
