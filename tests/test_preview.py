@@ -272,3 +272,24 @@ def test_opens_the_default_browser_unless_no_open(counter_app, tmp_path: Path):
         assert opened.read_text().strip() == running.url + "/"
     finally:
         stop_preview(running)
+
+
+def test_only_resource_listings_are_forwarded_and_only_from_the_host_page(counter_app):
+    running = start_preview(counter_app, "--no-open")
+    try:
+        listing = {"method": "resources/list", "params": {}}
+        assert post(running.url + "/api/forward", listing, origin="http://evil.example")[0] == 403
+        status, answer = post(running.url + "/api/forward", listing, origin=running.url)
+        assert status == 200
+        assert "ui://widget/counter.html" in [r["uri"] for r in answer["result"]["resources"]]
+        status, answer = post(running.url + "/api/forward", {"method": "tools/list"}, origin=running.url)
+        assert status == 403 and "does not forward tools/list" in answer["error"]["message"]
+        session = json.loads(get(running.url + "/api/session")[2])
+        # The tool as tools/list gave it (the bridge's toolInfo.tool), and the CSP domains the host applied.
+        assert session["toolDefinition"]["name"] == "show-counter" and "inputSchema" in session["toolDefinition"]
+        assert session["template"]["declaredCsp"] == {
+            "connectDomains": ["http://127.0.0.1:9"],
+            "resourceDomains": ["http://127.0.0.1:9"],
+        }
+    finally:
+        stop_preview(running)

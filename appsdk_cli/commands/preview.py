@@ -42,7 +42,8 @@ def preview(
         Path | None,
         typer.Option(
             "--screenshot",
-            help="Render headless in Chromium, write the widget's frame to this PNG and exit (no window opens).",
+            help="Render headless in Chromium, write the widget's frame to this .png or .jpg and exit (no window"
+            " opens). Exits 1 if the widget threw, a script or stylesheet failed to load, or it never got its data.",
             dir_okay=False,
             show_default=False,
         ),
@@ -55,15 +56,21 @@ def preview(
         bool,
         typer.Option("--bridge-only", help="Withhold window.openai, so the widget must use the MCP Apps bridge."),
     ] = False,
+    allow_errors: Annotated[
+        bool,
+        typer.Option("--allow-errors", help="With --screenshot: exit 0 even when the widget failed (still reported)."),
+    ] = False,
     timeout: Timeout = 30.0,
     verbose: Verbose = False,
 ) -> None:
     """Call a tool and render its widget in a local host page: window.openai, the MCP Apps bridge, the
     resource's CSP, and a log of what the widget does. Ctrl-C stops it.
 
-    Exit codes: 0 ok; 1 the server, the widget or the browser failed; 2 the command line is wrong.
+    Exit codes: 0 ok; 1 the server, the widget or the browser failed (with --screenshot: also a widget that
+    threw, failed to load a script or stylesheet, or never got its data); 2 the command line is wrong.
     """
     from appsdk_cli import remote
+    from appsdk_cli.errors import UsageError
     from appsdk_cli.preview import (
         PreviewOptions,
         PreviewServer,
@@ -72,11 +79,15 @@ def preview(
     from appsdk_cli.render.console import stopping_on_sigterm, warning
     from appsdk_cli.render.preview import preview_log, preview_screenshot, preview_stopped
 
-    target = remote.resolve_target(url, None, timeout=timeout)
+    if allow_errors and screenshot is None:
+        raise UsageError("--allow-errors goes with --screenshot (the live preview never fails on the widget's errors)")
     chromium = None
     if screenshot is not None:
-        from appsdk_cli.preview.screenshot import screenshot_requirements
+        from appsdk_cli.preview.screenshot import image_type, screenshot_requirements
 
+        image_type(screenshot)
+    target = remote.resolve_target(url, None, timeout=timeout)
+    if screenshot is not None:
         # Before the tool is called: a missing browser should not cost a round trip to find out.
         chromium = screenshot_requirements()
     options = PreviewOptions(theme=theme.value, display_mode=display_mode.value, locale=locale, bridge_only=bridge_only)
@@ -90,7 +101,14 @@ def preview(
         with stopping_on_sigterm(), PreviewServer(session, options, port=port) as server:
             shot = take_screenshot(server.page_url(screenshot=True), screenshot, chromium=chromium, timeout=timeout)
             log = list(server.log)
-        preview_screenshot(shot, log)
+        preview_screenshot(shot, log, allow_errors=allow_errors)
+        if shot.problems and not allow_errors:
+            from appsdk_cli.errors import AppsdkError
+
+            raise AppsdkError(
+                f"the widget failed in the preview ({len(shot.problems)} problem{'s' * (len(shot.problems) > 1)}"
+                f" above; the image shows what it rendered); fix it, or pass --allow-errors to exit 0"
+            )
         return
 
     with stopping_on_sigterm(), PreviewServer(session, options, port=port, on_log=preview_log) as server:

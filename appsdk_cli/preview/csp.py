@@ -26,6 +26,13 @@ class HostCsp:
     declared: bool = False  # False: the resource declared no CSP, so the strict default applies
     disagreement: str | None = None  # set when ui.csp and openai/widgetCSP list different origins
 
+    def approved(self) -> dict[str, list[str]] | None:
+        """The domains the host applied, in the spec's McpUiResourceCsp shape (hostCapabilities.sandbox.csp)."""
+        if not self.declared:
+            return None
+        lists = {UI_CSP_KEYS[kind]: list(getattr(self, kind)) for kind in KINDS}
+        return {key: origins for key, origins in lists.items() if origins}
+
     def header(self) -> str:
         """The Content-Security-Policy header value."""
         resources = " ".join(self.resource)

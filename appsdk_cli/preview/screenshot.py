@@ -1,4 +1,8 @@
-"""`--screenshot`: render the preview headless in Chromium and save the widget's frame as a PNG.
+"""`--screenshot`: render the preview headless in Chromium and save the widget's frame as a PNG or JPEG.
+
+The image is only half the answer: a widget that threw, whose script failed to load, or that never took
+its data still paints something. The host page keeps account of that (`appsdkPreview.problems()`), and
+the screenshot carries those problems back, so the command can fail on a dead widget.
 
 Playwright drives the browser. Doing it by hand over the DevTools protocol would mean our own
 websocket client, launching Chromium and parsing its DevTools port, following the widget into its
@@ -16,7 +20,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from appsdk_cli.errors import AppsdkError
+from appsdk_cli.errors import AppsdkError, UsageError
 
 CHROMIUM_ENV = "APPSDK_CHROMIUM"
 INSTALL_HINT = "install it with `apt-get install chromium` (or point $APPSDK_CHROMIUM at a Chrome/Chromium binary)"
@@ -46,6 +50,18 @@ CANDIDATES = (
     "/Applications/Chromium.app/Contents/MacOS/Chromium",
 )
 VIEWPORT = {"width": 1200, "height": 900}
+# The file name picks the format, as people expect from any image tool.
+IMAGE_TYPES = {".png": "png", ".jpg": "jpeg", ".jpeg": "jpeg"}
+JPEG_QUALITY = 90
+
+
+def image_type(path: Path) -> str:
+    """ "png" or "jpeg" from the name's extension; any other name is a usage error."""
+    kind = IMAGE_TYPES.get(path.suffix.lower())
+    if kind is None:
+        shown = path.name or str(path)
+        raise UsageError(f"--screenshot {shown}: name the image .png, .jpg or .jpeg (the extension picks the format)")
+    return kind
 
 
 def _executable(path: str) -> str | None:
@@ -105,6 +121,9 @@ class Screenshot:
     width: int
     height: int
     browser: str  # the executable used
+    format: str = "png"  # png or jpeg
+    # What went wrong inside the widget (uncaught errors, failed loads, no data); empty when it rendered.
+    problems: tuple[str, ...] = ()
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -115,8 +134,32 @@ def png_size(data: bytes) -> tuple[int, int]:
     return width, height
 
 
+def jpeg_size(data: bytes) -> tuple[int, int]:
+    """Width and height from a JPEG's first start-of-frame segment."""
+    if data[:2] != b"\xff\xd8":
+        raise ValueError("not a JPEG")
+    position = 2
+    while position + 9 < len(data):
+        if data[position] != 0xFF:
+            raise ValueError("corrupt JPEG segment")
+        marker = data[position + 1]
+        (length,) = struct.unpack(">H", data[position + 2 : position + 4])
+        # SOF0..SOF15, except DHT (C4), JPG (C8) and DAC (CC), which share the range.
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack(">HH", data[position + 5 : position + 9])
+            return width, height
+        position += 2 + length
+    raise ValueError("no JPEG frame header")
+
+
+def image_size(data: bytes, kind: str) -> tuple[int, int]:
+    return png_size(data) if kind == "png" else jpeg_size(data)
+
+
 def take_screenshot(page_url: str, out: Path, *, chromium: str, timeout: float = 30.0) -> Screenshot:
-    """Open the host page headless, wait until the widget settles, and save the widget frame alone."""
+    """Open the host page headless, wait until the widget settles, save the widget frame alone (the format
+    by `out`'s extension), and report what went wrong inside the widget."""
+    kind = image_type(out)
     check_playwright()
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -126,6 +169,9 @@ def take_screenshot(page_url: str, out: Path, *, chromium: str, timeout: float =
     if not out.parent.is_dir():
         raise AppsdkError(f"cannot write {out}: the folder {out.parent} does not exist")
     milliseconds = timeout * 1000
+    options: dict[str, object] = {"type": kind}
+    if kind == "jpeg":
+        options["quality"] = JPEG_QUALITY
     try:
         # Leaving this block stops the browser and Playwright's driver, on success and on every error.
         with sync_playwright() as playwright:
@@ -137,7 +183,10 @@ def take_screenshot(page_url: str, out: Path, *, chromium: str, timeout: float =
                 page.goto(page_url, timeout=milliseconds)
                 settled = "() => window.appsdkPreview && window.appsdkPreview.settled"
                 page.wait_for_function(settled, timeout=milliseconds)
-                data = page.locator("#widget").screenshot(path=str(out), timeout=milliseconds, animations="disabled")
+                data = page.locator("#widget").screenshot(
+                    path=str(out), timeout=milliseconds, animations="disabled", **options
+                )
+                problems = page.evaluate("() => window.appsdkPreview.problems()")
             finally:
                 browser.close()
     except PlaywrightTimeout:
@@ -145,5 +194,6 @@ def take_screenshot(page_url: str, out: Path, *, chromium: str, timeout: float =
     except PlaywrightError as problem:
         first = (str(problem).strip().splitlines() or ["unknown error"])[0]
         raise AppsdkError(f"Chromium ({chromium}) failed: {first}", detail=str(problem)) from None
-    width, height = png_size(data)
-    return Screenshot(out, width, height, chromium)
+    width, height = image_size(data, kind)
+    found = tuple(str(p) for p in problems) if isinstance(problems, list) else ()
+    return Screenshot(out, width, height, chromium, kind, found)

@@ -34,6 +34,7 @@ from appsdk_cli.preview.session import (
     PreviewSession,
     WidgetTemplate,
     call_from_widget,
+    forward_from_widget,
     read_from_widget,
     read_template,
 )
@@ -182,6 +183,7 @@ class PreviewServer:
             "protocolVersion": PROTOCOL_VERSION,
             "server": preview.target.description,
             "tool": {"name": preview.tool.name, "title": preview.tool.title, "description": preview.tool.description},
+            "toolDefinition": preview.tool_definition,
             "invoking": preview.tool.invoking,
             "invoked": preview.tool.invoked,
             "arguments": preview.arguments,
@@ -190,6 +192,7 @@ class PreviewServer:
                 "uri": template.uri,
                 "mimeType": template.mime_type,
                 "csp": template.csp.header(),
+                "declaredCsp": template.csp.approved(),
                 "prefersBorder": prefers_border(template.meta),
             },
             "widgetOrigin": self.widget_origin,
@@ -337,6 +340,8 @@ class _HostHandler(_Handler):
             return self._call(body)
         if path == "/api/read":
             return self._read(body)
+        if path == "/api/forward":
+            return self._forward(body)
         if path == "/api/widget-state":
             preview.set_widget_state(body.get("state"))
             return self._json(HTTPStatus.OK, {})
@@ -373,6 +378,19 @@ class _HostHandler(_Handler):
             return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "uri must be a string"}})
         try:
             result = read_from_widget(self.server.preview.preview, uri)
+        except AppsdkError as problem:
+            return self._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
+        return self._json(HTTPStatus.OK, {"result": result})
+
+    def _forward(self, body: dict[str, Any]) -> None:
+        method = body.get("method")
+        params = body.get("params") if isinstance(body.get("params"), dict) else None
+        if not isinstance(method, str):
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "method must be a string"}})
+        try:
+            result = forward_from_widget(self.server.preview.preview, method, params)
+        except PermissionError as refused:
+            return self._json(HTTPStatus.FORBIDDEN, {"error": {"message": str(refused)}})
         except AppsdkError as problem:
             return self._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
         return self._json(HTTPStatus.OK, {"result": result})

@@ -61,6 +61,8 @@ class PreviewSession:
     # Per bridge, the tools the widget may call through the host (appmeta's rule, from tools/list).
     widget_tools: dict[Bridge, frozenset[str]]
     warnings: list[str] = field(default_factory=list)
+    # The tool exactly as tools/list gave it: the bridge's hostContext.toolInfo.tool is a complete MCP Tool.
+    tool_definition: dict[str, Any] = field(default_factory=dict)
 
     @property
     def state_key(self) -> str:
@@ -153,6 +155,7 @@ def prepare(
         )
     if template.csp.disagreement:
         warnings.append(template.csp.disagreement)
+    definition = next((t for t in tools if isinstance(t, dict) and t.get("name") == tool_name), None)
     return PreviewSession(
         target=target,
         tool=outcome.tool,
@@ -161,6 +164,7 @@ def prepare(
         template=template,
         widget_tools=widget_tools(tools),
         warnings=warnings,
+        tool_definition=definition or {"name": tool_name, "inputSchema": {"type": "object"}},
     )
 
 
@@ -186,3 +190,15 @@ def read_from_widget(preview: PreviewSession, uri: str) -> dict[str, Any]:
     """A widget's resources/read, forwarded to the real server."""
     with session(preview.target) as client:
         return client.read_resource(uri)
+
+
+# The listings a view may page through over the bridge (hostCapabilities.serverResources).
+FORWARDED_LISTS = ("resources/list", "resources/templates/list")
+
+
+def forward_from_widget(preview: PreviewSession, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    """A view's resources/list or resources/templates/list, one page, passed through to the server."""
+    if method not in FORWARDED_LISTS:
+        raise PermissionError(f"the preview does not forward {method} from a widget")
+    with session(preview.target) as client:
+        return client.request(method, params or None)

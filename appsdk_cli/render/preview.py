@@ -36,16 +36,24 @@ def preview_log(entry: LogEntry) -> None:
     stderr().print(f"[{style}]{escape(entry.kind)}:[/] {escape(entry.message)}", soft_wrap=True)
 
 
-def preview_screenshot(shot: Screenshot, log: list[LogEntry]) -> None:
+def preview_screenshot(shot: Screenshot, log: list[LogEntry], *, allow_errors: bool = False) -> None:
+    """The host log's warnings and errors, the saved image, then what went wrong inside the widget."""
     from rich.markup import escape
 
     for entry in log:
         if entry.level in ("warn", "error"):
             preview_log(entry)
+    kind = "JPEG" if shot.format == "jpeg" else "PNG"
     stdout().print(
-        f"[green]Saved[/] {escape(str(shot.path))} [dim]({shot.width}×{shot.height} px, the widget frame)[/]",
+        f"[green]Saved[/] {escape(str(shot.path))} [dim]({shot.width}×{shot.height} px {kind}, the widget frame)[/]",
         soft_wrap=True,
     )
+    if shot.problems:
+        style = "yellow" if allow_errors else "red"
+        console = stderr()
+        console.print(f"[{style}]The widget did not render cleanly:[/]", soft_wrap=True)
+        for problem in shot.problems:
+            console.print(f"[{style}]  ✗[/] {escape(problem)}", soft_wrap=True)
 
 
 def preview_stopped() -> None:

@@ -1,13 +1,20 @@
 // appsdk preview: injected at the top of the widget document, before any of the widget's own scripts.
-// It reports the widget's console errors and CSP violations to the host page, and (unless the host
-// withholds it to test the MCP Apps bridge) provides window.openai the way ChatGPT does. Everything it
-// does goes through postMessage to the host page: the widget runs on its own origin.
+// It reports the widget's errors, failed loads and CSP violations to the host page, and (unless the host
+// withholds it to test the MCP Apps bridge) provides window.openai the way ChatGPT does.
+//
+// All of that travels over a MessageChannel of its own, handed to the host page once at start. The
+// window's own postMessage channel is the MCP Apps bridge, and a view that speaks it (the official SDK's
+// App, or hand-written JSON-RPC) must see nothing there but the spec's JSON-RPC messages.
 (() => {
   "use strict";
   const config = __APPSDK_CONFIG__;
-  const host = window.parent;
-  const post = (message) => host.postMessage({ __appsdk: message }, config.hostOrigin);
+  const channel = new MessageChannel();
+  const port = channel.port1;
+  window.parent.postMessage({ __appsdk: { type: "connect" } }, config.hostOrigin, [channel.port2]);
+  const post = (message) => port.postMessage(message);
 
+  // The widget document's query string is the host's business; a location reads better without it.
+  const place = (text) => String(text || "").replace(/(\/widget)\?[^\s#:)]*/g, "$1");
   const describe = (value) => {
     if (value instanceof Error) return value.stack || String(value);
     if (typeof value === "string") return value;
@@ -20,14 +27,56 @@
   for (const level of ["error", "warn"]) {
     const original = console[level].bind(console);
     console[level] = (...args) => {
-      post({ type: "log", kind: "console", level, message: args.map(describe).join(" ") });
+      post({ type: "log", kind: "console", level, message: place(args.map(describe).join(" ")) });
       original(...args);
     };
   }
-  window.addEventListener("error", (event) => {
-    const where = event.filename ? ` (${event.filename}:${event.lineno})` : "";
-    post({ type: "log", kind: "error", level: "error", message: `${event.message}${where}` });
-  });
+  // Which fetches failed, from resource timing (it has the HTTP status): an inline module's failed
+  // import names no URL on its error event, and a status says more than "failed".
+  const reported = new Set();
+  const failedFetches = () =>
+    performance
+      .getEntriesByType("resource")
+      .filter((entry) => entry.responseStatus >= 400 && !reported.has(entry.name))
+      .map((entry) => {
+        reported.add(entry.name);
+        return `${entry.name} (HTTP ${entry.responseStatus})`;
+      });
+  const withStatus = (url) => {
+    const entry = performance.getEntriesByName(url, "resource").find((e) => e.responseStatus >= 400);
+    reported.add(url);
+    return entry ? `${url} (HTTP ${entry.responseStatus})` : url;
+  };
+  // Capture phase: a <script>, <link> or <img> that fails to load fires a non-bubbling error event at
+  // itself, which only a capturing listener on window sees. Uncaught exceptions arrive as ErrorEvents.
+  window.addEventListener(
+    "error",
+    (event) => {
+      const element = event.target;
+      if (element && element !== window && element.tagName) {
+        const own = element.src || element.href || "";
+        const url = own ? withStatus(own) : failedFetches().join(", ") || "an import of an inline module";
+        const tag = element.tagName.toLowerCase();
+        const what =
+          tag === "script"
+            ? element.type === "module"
+              ? "module script"
+              : "script"
+            : tag === "link" && /\bstylesheet\b/i.test(element.rel)
+              ? "stylesheet"
+              : tag === "link"
+                ? `link rel=${element.rel}`
+                : tag;
+        post({ type: "load-failed", what, url });
+        return;
+      }
+      const where = event.filename ? ` (${place(event.filename)}:${event.lineno})` : "";
+      const text = /^uncaught/i.test(event.message) ? event.message : `Uncaught ${event.message}`;
+      const stack = event.error instanceof Error && event.error.stack ? `\n${place(event.error.stack)}` : "";
+      post({ type: "log", kind: "error", level: "error", message: `${text}${where}${stack}` });
+    },
+    true,
+  );
   window.addEventListener("unhandledrejection", (event) => {
     post({ type: "log", kind: "error", level: "error", message: `unhandled rejection: ${describe(event.reason)}` });
   });
@@ -36,7 +85,7 @@
       type: "csp",
       directive: event.effectiveDirective || event.violatedDirective,
       blocked: event.blockedURI,
-      source: event.sourceFile,
+      source: place(event.sourceFile),
       line: event.lineNumber,
     });
   });
@@ -60,9 +109,8 @@
       post({ type: "request", id, method, params });
     });
 
-  window.addEventListener("message", (event) => {
-    if (event.source !== host || event.origin !== config.hostOrigin) return;
-    const message = event.data && event.data.__appsdk;
+  port.onmessage = (event) => {
+    const message = event.data;
     if (!message) return;
     if (message.type === "response" && pending.has(message.id)) {
       const { resolve, reject } = pending.get(message.id);
@@ -73,7 +121,7 @@
       Object.assign(globals, message.globals);
       window.dispatchEvent(new CustomEvent("openai:set_globals", { detail: { globals: message.globals } }));
     }
-  });
+  };
 
   const notSupported = (name) => () => Promise.reject(new Error(`${name} is not available in appsdk preview`));
   const api = {
@@ -93,9 +141,20 @@
     selectFiles: notSupported("selectFiles"),
     getFileDownloadUrl: notSupported("getFileDownloadUrl"),
   };
+  // The widget's data: reading one of these tells the host the widget took its data from window.openai
+  // (a screenshot of a widget that never did shows a dead widget, and says so).
+  const data = new Set(["toolInput", "toolOutput", "toolResponseMetadata", "widgetState"]);
+  const read = new Set();
   // Globals are read live, so a widget that reads window.openai.theme after set_globals sees the new value.
   for (const key of Object.keys(globals)) {
-    Object.defineProperty(api, key, { get: () => globals[key], enumerable: true });
+    const get = () => {
+      if (data.has(key) && !read.has(key)) {
+        read.add(key);
+        post({ type: "read", key });
+      }
+      return globals[key];
+    };
+    Object.defineProperty(api, key, { get, enumerable: true });
   }
   Object.defineProperty(window, "openai", { value: api, configurable: false, writable: false, enumerable: true });
 })();
