@@ -214,7 +214,7 @@ def test_tool_list_change_asks_for_a_refresh_once(dev: DevServer):
     wait_until(lambda: "Refresh" in dev.out(), message="the Refresh notice")
     assert dev.out().count("release contract changed") == 1
     assert "needs review: tool `list-books`'s description changed" in dev.out()
-    assert dev.out().count("Refresh of the connector") == 1
+    assert dev.out().count("press Refresh on the plugin") == 1
 
     # Code only: the next reload says nothing about the tool list.
     reloads = dev.out().count("reloaded")
@@ -222,7 +222,7 @@ def test_tool_list_change_asks_for_a_refresh_once(dev: DevServer):
     wait_until(lambda: title_becomes(dev.url, "Dracula"), message="the code-only change")
     wait_until(lambda: dev.out().count("reloaded") > reloads, message="the second reload line")
     assert dev.out().count("release contract changed") == 1
-    assert dev.out().count("Refresh of the connector") == 1
+    assert dev.out().count("press Refresh on the plugin") == 1
 
 
 def test_reload_classifies_contract_changes_like_check_against(dev: DevServer):
@@ -233,7 +233,7 @@ def test_reload_classifies_contract_changes_like_check_against(dev: DevServer):
     assert "breaking: tool `list-books` is gone, apparently renamed to `list-picks`" in out
     assert "keep `list-books`" in out
     assert "needs review: tool `list-picks` is new" in out
-    assert out.count("Refresh of the connector") == 1
+    assert out.count("press Refresh on the plugin") == 1
 
     edit(dev.project / "widgets" / "book-list.html", "Book club picks</h1>", "Our next reads</h1>")
     wait_until(lambda: "the widget HTML of ui://widget/book-list.html changed" in dev.out(), message="the live line")
