@@ -38,6 +38,8 @@ class Target:
     token: str | None = field(default=None, repr=False)
     # Told about an interactive sign-in (the renderer); None: a 401 is an error, no browser opens.
     sign_in: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
+    # Who appsdk is at the authorization server (--client-id): a pre-registered id or a CIMD URL.
+    client_id: str | None = None
 
     @property
     def description(self) -> str:
@@ -52,12 +54,15 @@ def resolve_target(
     cwd: Path | None = None,
     token: str | None = None,
     sign_in: Callable[[str], None] | None = None,
+    client_id: str | None = None,
 ) -> Target:
     """--stdio, else --url, else $APPSDK_URL, else the running `appsdk dev`, else the default URL."""
     if url and stdio:
         raise UsageError("give either --url or --stdio, not both")
     if token is not None and not token.strip():
         raise UsageError("--token is empty")
+    if client_id is not None and (not client_id.strip() or token is not None):
+        raise UsageError("--client-id is empty" if not client_id.strip() else "give either --token or --client-id")
     if stdio is not None:
         if token is not None:
             raise UsageError("--token goes with an HTTP server, not --stdio")
@@ -65,7 +70,9 @@ def resolve_target(
     from appsdk_cli.project import resolve_server_url
 
     location = resolve_server_url(url, cwd)
-    return Target(url=location.url, source=location.source, timeout=timeout, token=token, sign_in=sign_in)
+    return Target(
+        url=location.url, source=location.source, timeout=timeout, token=token, sign_in=sign_in, client_id=client_id
+    )
 
 
 _SOURCE_HINTS = {
@@ -78,34 +85,35 @@ _SOURCE_HINTS = {
 
 
 @contextmanager
-def session(target: Target, *, scope: str | None = None) -> Iterator[McpClient]:
+def session(target: Target, *, step_up: str | None = None) -> Iterator[McpClient]:
     """A connected client; a server we cannot reach becomes one line that says where we looked and why.
 
     A protected server gets the caller's --token, else the cached token for it; when it answers 401
-    (and the caller allows a sign-in) appsdk signs in, caches the tokens and connects again.
+    (and the caller allows a sign-in) appsdk signs in, caches the tokens and connects again. `step_up`:
+    a tool asked for these scopes, so sign in again for them (plus those already granted) first.
     """
     from appsdk_cli.auth import client as oauth
 
     token = target.token
-    if token is None and target.url is not None:
+    if token is None and target.url is not None and step_up is None:
         token = oauth.usable_token(target.url, timeout=target.timeout)
     try:
         try:
-            client = _connected(target, token, scope)
+            client = _connected(target, token)
         except AuthRequired as challenge:
             if target.token is not None or target.url is None or target.sign_in is None:
                 if target.token is None:
                     challenge.message += "; sign in with `appsdk call` (it opens the browser) or pass --token"
                 raise
-            oauth.forget(target.url)
             token = oauth.sign_in(
                 target.url,
                 resource_metadata=challenge.resource_metadata,
-                scope=scope or challenge.scope,
+                scope=step_up or challenge.scope,
                 timeout=target.timeout,
                 notify=target.sign_in,
+                client_id=target.client_id,
             )
-            client = _connected(target, token, scope)
+            client = _connected(target, token)
     except ConnectError as problem:
         if target.url and target.source != "--url":
             problem.message = f"{problem.message} ({_SOURCE_HINTS[target.source]})"
@@ -116,7 +124,7 @@ def session(target: Target, *, scope: str | None = None) -> Iterator[McpClient]:
         client.transport.close()
 
 
-def _connected(target: Target, token: str | None, scope: str | None) -> McpClient:
+def _connected(target: Target, token: str | None) -> McpClient:
     client = connect(target.url, stdio=target.stdio, timeout=target.timeout, token=token)
     return client.__enter__()  # the handshake; the transport is closed if it fails
 
@@ -182,21 +190,26 @@ def call_tool(
     """List the tools, check and convert the arguments against the tool's inputSchema, then call it."""
     from appsdk_cli.toolargs import build_arguments
 
+    may_sign_in = target.sign_in is not None and target.token is None and target.url is not None
+    scope = None
     with session(target) as client:
         tools = client.list_tools()
         tool = next((t for t in tools if t.get("name") == name), None)
         if tool is None:
             raise _unknown("tool", name, [str(t.get("name")) for t in tools], target.description)
         arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
-        result = client.call_tool(name, arguments, meta or None)
-    scope = _relink_scope(result) if target.sign_in is not None and target.token is None else None
+        try:
+            result = client.call_tool(name, arguments, meta or None)
+        except AuthRequired as challenge:
+            # HTTP 403 insufficient_scope (or a 401) on the call itself: step up once, as ChatGPT would.
+            if not may_sign_in or not challenge.scope:
+                raise
+            scope = challenge.scope
+        else:
+            scope = _relink_scope(result) if may_sign_in else None
     if scope is not None:
-        # The tool asked for more (insufficient_scope in `mcp/www_authenticate`): sign in again, as ChatGPT would.
-        from appsdk_cli.auth import client as oauth
-
-        assert target.url is not None
-        oauth.forget(target.url)
-        with session(target, scope=scope) as client:
+        # The tool asked for more (insufficient_scope, in HTTP or in `mcp/www_authenticate`): sign in again.
+        with session(target, step_up=scope) as client:
             result = client.call_tool(name, arguments, meta or None)
     return CallOutcome(target, tool_meta(tool), arguments, result)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from appsdk_cli.commands.call import ArgsJson, Timeout, ToolArguments, ToolName, Url, Verbose
+from appsdk_cli.commands.call import ArgsJson, ClientId, Timeout, Token, ToolArguments, ToolName, Url, Verbose
 
 if TYPE_CHECKING:
     from appsdk_cli.preview import PreviewServer, PreviewSession
@@ -57,6 +57,8 @@ def preview(
     ] = False,
     timeout: Timeout = 30.0,
     verbose: Verbose = False,
+    token: Token = None,
+    client_id: ClientId = None,
 ) -> None:
     """Call a tool and render its widget in a local host page: window.openai, the MCP Apps bridge, the
     resource's CSP, and a log of what the widget does. Ctrl-C stops it.
@@ -69,10 +71,11 @@ def preview(
         PreviewServer,
         prepare,
     )
-    from appsdk_cli.render.console import stopping_on_sigterm, warning
+    from appsdk_cli.render.console import notice, stopping_on_sigterm, warning
     from appsdk_cli.render.preview import preview_log, preview_screenshot, preview_stopped
 
-    target = remote.resolve_target(url, None, timeout=timeout)
+    # Signs in exactly as `appsdk call` does (and takes --token the same way).
+    target = remote.resolve_target(url, None, timeout=timeout, token=token, sign_in=notice, client_id=client_id)
     chromium = None
     if screenshot is not None:
         from appsdk_cli.preview.screenshot import screenshot_requirements
