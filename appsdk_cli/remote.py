@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from appsdk_cli.appmeta import ResourceMeta, ToolMeta, resource_meta, tool_meta
 from appsdk_cli.client import (
@@ -24,6 +24,8 @@ from appsdk_cli.client import (
     parse_bearer_challenge,
 )
 from appsdk_cli.errors import UsageError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -84,36 +86,50 @@ _SOURCE_HINTS = {
 }
 
 
+def _may_sign_in(target: Target) -> bool:
+    return target.token is None and target.url is not None and target.sign_in is not None
+
+
+def _sign_in(target: Target, challenge: AuthRequired) -> str:
+    from appsdk_cli.auth import client as oauth
+
+    assert target.url is not None and target.sign_in is not None
+    return oauth.sign_in(
+        target.url,
+        resource_metadata=challenge.resource_metadata,
+        scope=challenge.scope,
+        timeout=target.timeout,
+        notify=target.sign_in,
+        client_id=target.client_id,
+    )
+
+
 @contextmanager
-def session(target: Target, *, step_up: str | None = None) -> Iterator[McpClient]:
+def session(target: Target, *, challenge: AuthRequired | None = None) -> Iterator[McpClient]:
     """A connected client; a server we cannot reach becomes one line that says where we looked and why.
 
     A protected server gets the caller's --token, else the cached token for it; when it answers 401
-    (and the caller allows a sign-in) appsdk signs in, caches the tokens and connects again. `step_up`:
-    a tool asked for these scopes, so sign in again for them (plus those already granted) first.
+    (and the caller allows a sign-in) appsdk signs in, caches the tokens and connects again. `challenge`:
+    a request already asked for a sign-in (or for more scopes), so sign in for it first.
     """
     from appsdk_cli.auth import client as oauth
 
     token = target.token
-    if token is None and target.url is not None and step_up is None:
+    if challenge is not None and _may_sign_in(target):
+        token = _sign_in(target, challenge)
+    elif token is None and target.url is not None:
         token = oauth.usable_token(target.url, timeout=target.timeout)
     try:
         try:
             client = _connected(target, token)
-        except AuthRequired as challenge:
-            if target.token is not None or target.url is None or target.sign_in is None:
+        except AuthRequired as refused:
+            if not _may_sign_in(target):
                 if target.token is None:
-                    challenge.message += "; sign in with `appsdk call` (it opens the browser) or pass --token"
+                    refused.message += "; sign in with `appsdk call` (it opens the browser) or pass --token"
                 raise
-            token = oauth.sign_in(
-                target.url,
-                resource_metadata=challenge.resource_metadata,
-                scope=step_up or challenge.scope,
-                timeout=target.timeout,
-                notify=target.sign_in,
-                client_id=target.client_id,
-            )
-            client = _connected(target, token)
+            if challenge is not None:
+                raise  # signed in just now and still refused: the caller decides whether to try again
+            client = _connected(target, _sign_in(target, refused))
     except ConnectError as problem:
         if target.url and target.source != "--url":
             problem.message = f"{problem.message} ({_SOURCE_HINTS[target.source]})"
@@ -127,6 +143,27 @@ def session(target: Target, *, step_up: str | None = None) -> Iterator[McpClient
 def _connected(target: Target, token: str | None) -> McpClient:
     client = connect(target.url, stdio=target.stdio, timeout=target.timeout, token=token)
     return client.__enter__()  # the handshake; the transport is closed if it fails
+
+
+MAX_SIGN_INS = 3  # per command: a first sign-in, a step-up, and one more for a server that moves the goalposts
+
+
+def signed_in(target: Target, work: Callable[[McpClient], T]) -> T:
+    """Run `work` in a session; when a request in it asks for a sign-in (401) or more scopes (403
+    insufficient_scope), sign in and run it again. The same challenge twice is not retried: the server
+    would only ask again (a retry limit, as the MCP spec asks of clients)."""
+    seen: set[tuple[str | None, str | None]] = set()
+    challenge: AuthRequired | None = None
+    while True:
+        try:
+            with session(target, challenge=challenge) as client:
+                return work(client)
+        except AuthRequired as asked:
+            key = (asked.error, asked.scope)
+            if not _may_sign_in(target) or key in seen or len(seen) >= MAX_SIGN_INS:
+                raise
+            seen.add(key)
+            challenge = asked
 
 
 def close_matches(word: str, choices: list[str]) -> list[str]:
@@ -190,27 +227,24 @@ def call_tool(
     """List the tools, check and convert the arguments against the tool's inputSchema, then call it."""
     from appsdk_cli.toolargs import build_arguments
 
-    may_sign_in = target.sign_in is not None and target.token is None and target.url is not None
-    scope = None
-    with session(target) as client:
+    relinked: set[str] = set()
+
+    def work(client: McpClient) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         tools = client.list_tools()
         tool = next((t for t in tools if t.get("name") == name), None)
         if tool is None:
             raise _unknown("tool", name, [str(t.get("name")) for t in tools], target.description)
         arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
-        try:
-            result = client.call_tool(name, arguments, meta or None)
-        except AuthRequired as challenge:
-            # HTTP 403 insufficient_scope (or a 401) on the call itself: step up once, as ChatGPT would.
-            if not may_sign_in or not challenge.scope:
-                raise
-            scope = challenge.scope
-        else:
-            scope = _relink_scope(result) if may_sign_in else None
-    if scope is not None:
-        # The tool asked for more (insufficient_scope, in HTTP or in `mcp/www_authenticate`): sign in again.
-        with session(target, step_up=scope) as client:
-            result = client.call_tool(name, arguments, meta or None)
+        result = client.call_tool(name, arguments, meta or None)
+        scope = _relink_scope(result) if _may_sign_in(target) else None
+        if scope is not None and scope not in relinked:
+            # The tool asked for more (insufficient_scope in `mcp/www_authenticate`): sign in again, as ChatGPT would.
+            relinked.add(scope)
+            asked = f"{name} asks for scope {scope}"
+            raise AuthRequired(asked, resource_metadata=None, scope=scope, error="insufficient_scope", detail=None)
+        return tool, arguments, result
+
+    tool, arguments, result = signed_in(target, work)
     return CallOutcome(target, tool_meta(tool), arguments, result)
 
 
@@ -235,8 +269,7 @@ class ToolsOutcome:
 
 
 def list_tools(target: Target) -> ToolsOutcome:
-    with session(target) as client:
-        tools = client.list_tools()
+    tools = signed_in(target, lambda client: client.list_tools())
     return ToolsOutcome(target, tools, [tool_meta(t) for t in tools])
 
 
@@ -248,8 +281,7 @@ class ResourcesOutcome:
 
 
 def list_resources(target: Target) -> ResourcesOutcome:
-    with session(target) as client:
-        resources = client.list_resources()
+    resources = signed_in(target, lambda client: client.list_resources())
     return ResourcesOutcome(target, resources, [resource_meta(r) for r in resources])
 
 
@@ -261,16 +293,20 @@ class ReadOutcome:
 
 
 def read_resource(target: Target, uri: str) -> ReadOutcome:
-    with session(target) as client:
+    return ReadOutcome(target, uri, signed_in(target, lambda client: _read(client, target, uri)))
+
+
+def _read(client: McpClient, target: Target, uri: str) -> dict[str, Any]:
+    try:
+        return client.read_resource(uri)
+    except AuthRequired:
+        raise
+    except ProtocolError:
+        # The server only says "failed"; if the URI is not one it lists, say which ones are close.
         try:
-            result = client.read_resource(uri)
+            listed = [str(r.get("uri")) for r in client.list_resources()]
         except ProtocolError:
-            # The server only says "failed"; if the URI is not one it lists, say which ones are close.
-            try:
-                listed = [str(r.get("uri")) for r in client.list_resources()]
-            except ProtocolError:
-                listed = []
-            if listed and uri not in listed:
-                raise _unknown("resource", uri, listed, target.description) from None
-            raise
-    return ReadOutcome(target, uri, result)
+            listed = []
+        if listed and uri not in listed:
+            raise _unknown("resource", uri, listed, target.description) from None
+        raise

@@ -163,6 +163,37 @@ def authorization_server_metadata(http: Any, issuer: str) -> dict[str, Any]:
     raise SignInError(f"no authorization server metadata found for {issuer}")
 
 
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _legacy_metadata(http: Any, origin: str) -> dict[str, Any]:
+    """MCP 2025-03-26, for a server with no resource metadata: its origin is its authorization server, and
+    without metadata there the default endpoints apply (that spec's §2.3.3; PKCE was mandatory in it)."""
+    url = f"{origin}/.well-known/oauth-authorization-server"
+    try:
+        metadata = get_json(http, url, "authorization server metadata")
+    except SignInError:
+        metadata = None
+    if metadata is not None:
+        said = metadata.get("issuer")
+        # That spec put the metadata at the origin whatever the issuer's path; another origin is refused.
+        if not isinstance(said, str) or _origin(said) != origin:
+            raise SignInError(
+                f"refusing to sign in: the authorization server metadata at {url} says issuer {said!r}, "
+                f"which is not on {origin} (RFC 8414 §3.3)"
+            )
+        return metadata
+    return {
+        "issuer": origin,
+        "authorization_endpoint": origin + "/authorize",
+        "token_endpoint": origin + "/token",
+        "registration_endpoint": origin + "/register",
+        "code_challenge_methods_supported": ["S256"],
+    }
+
+
 def get_json(http: Any, url: str, what: str) -> dict[str, Any]:
     import httpx
 
@@ -310,19 +341,28 @@ def sign_in(
     import httpx
 
     with httpx.Client(timeout=timeout, follow_redirects=False) as http:
-        prm, prm_url = protected_resource_metadata(http, server_url, resource_metadata)
-        problem = resource_problem(prm.get("resource"), server_url)
-        if problem:
-            raise SignInError(
-                f"refusing to sign in: the resource metadata at {prm_url} is not for {server_url}: {problem} "
-                "(RFC 9728 §3.3: a server may only ask for tokens for itself)"
-            )
-        resource = str(prm["resource"])
-        servers = prm.get("authorization_servers")
-        if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
-            raise SignInError(f"{server_url}'s resource metadata names no authorization server")
-        issuer = servers[0]
-        metadata = authorization_server_metadata(http, issuer)
+        try:
+            prm, prm_url = protected_resource_metadata(http, server_url, resource_metadata)
+        except SignInError:
+            if resource_metadata:
+                raise
+            prm, prm_url = {}, ""
+        if prm_url:
+            problem = resource_problem(prm.get("resource"), server_url)
+            if problem:
+                raise SignInError(
+                    f"refusing to sign in: the resource metadata at {prm_url} is not for {server_url}: {problem} "
+                    "(RFC 9728 §3.3: a server may only ask for tokens for itself)"
+                )
+            resource = str(prm["resource"])
+            servers = prm.get("authorization_servers")
+            if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
+                raise SignInError(f"{server_url}'s resource metadata names no authorization server")
+            issuer = servers[0]
+            metadata = authorization_server_metadata(http, issuer)
+        else:
+            metadata = _legacy_metadata(http, _origin(server_url))
+            resource, issuer = server_url, str(metadata["issuer"])
         if "S256" not in (metadata.get("code_challenge_methods_supported") or []):
             raise SignInError(f"{issuer} does not support PKCE S256; appsdk will not sign in without it")
         for endpoint in ("authorization_endpoint", "token_endpoint"):
