@@ -374,9 +374,9 @@ class DevAuthServer:
             client_info.jwks or client_info.jwks_uri
         ):
             raise RegistrationError("invalid_client_metadata", "private_key_jwt needs jwks or jwks_uri")
-        self.sweep()
         self._state.clients[str(client_info.client_id)] = client_info
         self._state.client_seen[str(client_info.client_id)] = self._clock()
+        self.sweep()  # the newest registration is the last one a full table gives up
 
     async def authorize(self, client: Any, params: Any) -> str:
         from mcp.server.auth.provider import AuthorizeError
