@@ -488,3 +488,78 @@ def test_state_stays_bounded_and_dead_things_expire():
         assert server.state_size == 0
     finally:
         server.close()
+
+
+# --- checks ----------------------------------------------------------------------------------------------
+
+
+def test_check_accepts_an_authorization_server_with_cimd_and_no_registration(loopback: Loopback, tmp_path: Path):
+    fake_authorization_server(loopback)
+    metadata = loopback.routes["GET /.well-known/oauth-authorization-server"]
+
+    def cimd_only(request: Any, body: bytes) -> tuple[int, dict, Any]:
+        status, headers, value = metadata(request, body)
+        del value["registration_endpoint"]
+        return status, headers, {**value, "client_id_metadata_document_supported": True}
+
+    loopback.routes["GET /.well-known/oauth-authorization-server"] = cimd_only
+    url = fake_protected_server(
+        loopback, {"resource": loopback.origin + "/mcp", "authorization_servers": [loopback.origin]}
+    )
+    result = appsdk("check", "--url", url, "--json", env=call_env(tmp_path))
+    rules = [f["rule"] for f in json.loads(result.stdout)["findings"]]
+    assert rules == ["APPS706"], result.stdout  # not APPS705, not APPS707 (it sends iss)
+    assert result.returncode == 0
+
+    loopback.routes["GET /.well-known/oauth-authorization-server"] = lambda r, b: (
+        200,
+        {},
+        {k: v for k, v in cimd_only(r, b)[2].items() if k != "client_id_metadata_document_supported"},
+    )
+    lacking = appsdk("check", "--url", url, "--json", env=call_env(tmp_path))
+    (finding,) = [f for f in json.loads(lacking.stdout)["findings"] if f["rule"] == "APPS705"]
+    assert "client ID metadata documents" in finding["message"] and lacking.returncode == 1
+
+
+def test_a_tool_that_only_needs_sign_in_is_not_told_to_succeed_with_no_arguments():
+    from appsdk_cli.checks import Snapshot, run_rules
+
+    tools = [
+        {"name": name, "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
+        for name in ("shelf", "orders", "broken")
+    ]
+    challenge = 'Bearer error="insufficient_scope", scope="orders:read"'
+    snapshot = Snapshot(
+        mode="live",
+        server="test",
+        tools=tools,
+        call_errors={"shelf": "test wants you to sign in: HTTP 401", "broken": "test answered HTTP 500"},
+        sign_in_calls={"shelf": "books:read"},
+        calls={
+            "orders": {
+                "isError": True,
+                "content": [{"type": "text", "text": "needs orders:read"}],
+                "_meta": {"mcp/www_authenticate": [challenge]},
+            }
+        },
+    )
+    findings = {f.target.split()[-1]: f for f in run_rules(snapshot).findings if f.rule.id == "APPS404"}
+    assert "needs a sign-in with scope books:read" in findings["shelf"].message
+    assert "needs a sign-in with scope orders:read" in findings["orders"].message
+    for name in ("shelf", "orders"):
+        assert "no arguments" not in findings[name].hint and "--token" in findings[name].hint
+    assert "succeed with no arguments" in findings["broken"].hint
+
+
+def test_preview_signs_in_as_call_does_and_takes_token(dev: DevServer, tmp_path: Path):
+    env = call_env(tmp_path, tmp_path / "browser.log")
+    shot = tmp_path / "shot.png"
+    result = appsdk("preview", "list-books", "--url", dev.url, "--screenshot", str(shot), env=env)
+    assert result.returncode == 0, result.stderr
+    assert "approves without a browser" in result.stderr and shot.stat().st_size > 1000
+    assert not (tmp_path / "browser.log").exists()
+    refused = appsdk(
+        "preview", "list-books", "--url", dev.url, "--token", "not-a-token", "--screenshot", str(shot), env=env
+    )
+    assert refused.returncode == 1 and "refused the token" in refused.stderr
+    assert "not-a-token" not in refused.stderr
