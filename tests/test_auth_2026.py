@@ -563,3 +563,19 @@ def test_preview_signs_in_as_call_does_and_takes_token(dev: DevServer, tmp_path:
     )
     assert refused.returncode == 1 and "refused the token" in refused.stderr
     assert "not-a-token" not in refused.stderr
+
+
+def test_a_tunnelled_server_fetches_no_loopback_documents(loopback: Loopback):
+    """Behind a tunnel anyone can name a client_id: an http://127.0.0.1 one would make the server probe
+    local ports for them, so it is refused (https only) and never fetched."""
+    client_id = serve_document(loopback, {"client_id": loopback.origin + "/client.json", "redirect_uris": [CALLBACK]})
+    server = DevAuthServer(AuthConfig(auto_user="ada"), "http://127.0.0.1:8000")
+    server.set_origin("https://abc123.ngrok.app")
+    try:
+        query = {"response_type": "code", "client_id": client_id, "redirect_uri": CALLBACK, "state": "s"}
+        query |= {"code_challenge": "x" * 43, "code_challenge_method": "S256"}
+        answer = _http(server, "GET", "/authorize", **query)
+        assert answer["status"] == 400 and b"https only" in answer["body"]
+        assert loopback.log == []
+    finally:
+        server.close()

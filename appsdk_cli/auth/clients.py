@@ -65,10 +65,13 @@ def is_metadata_document_url(client_id: str) -> bool:
     return parts.scheme in ("https", "http") and bool(parts.hostname) and parts.path not in ("", "/")
 
 
-def _url_problem(url: str) -> str | None:
+def _url_problem(url: str, loopback_http: bool) -> str | None:
     parts = urlsplit(url)
-    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS):
+    if parts.scheme == "https":
         return None
+    if parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS:
+        # Only while the server itself is on loopback: behind a tunnel anyone could make it fetch local ports.
+        return None if loopback_http else f"{url}: a tunnelled server fetches client documents over https only"
     return f"{url}: a client metadata document must be served over https (http only on loopback)"
 
 
@@ -105,12 +108,15 @@ class _Cached:
 class DocumentCache:
     """Client metadata documents and JWK sets, fetched on demand and kept as their headers allow."""
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.time, loopback_http: Callable[[], bool] = lambda: True
+    ) -> None:
         self._clock = clock
+        self._loopback_http = loopback_http
         self._documents: dict[str, _Cached] = {}
 
     async def fetch_json(self, url: str, what: str) -> dict[str, Any]:
-        problem = _url_problem(url)
+        problem = _url_problem(url, self._loopback_http())
         if problem:
             raise ClientRefused(problem)
         now = self._clock()

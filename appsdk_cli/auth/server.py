@@ -198,7 +198,7 @@ class DevAuthServer:
 
         self.config = config
         self._clock = clock
-        self._documents = DocumentCache(clock)
+        self._documents = DocumentCache(clock, loopback_http=self._on_loopback)
         self._assertions = AssertionVerifier(self._documents, clock)
         self._key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.key_id = secrets.token_hex(8)
@@ -221,6 +221,11 @@ class DevAuthServer:
     def resource(self) -> str:
         """The audience of every token: the app's /mcp URL on the current (public, when tunnelled) origin."""
         return self.origin + self._mcp_path
+
+    def _on_loopback(self) -> bool:
+        from appsdk_cli.devserver.hosts import is_loopback
+
+        return is_loopback(urlsplit(self.origin).hostname or "")
 
     def set_origin(self, origin: str) -> None:
         """Serve as `origin` from now on (the tunnel's, once it opens). Issued grants are kept."""
@@ -548,7 +553,7 @@ class DevAuthServer:
             pending = self._state.pending.get(request.query_params.get("request", ""))
             if pending is None or pending.expires_at < time.time():
                 return HTMLResponse(_page("This sign-in request has expired; start again from the app."), 400)
-            client = self._state.clients.get(pending.client_id)
+            client = await self.get_client(pending.client_id)
             return HTMLResponse(_consent_html(request.query_params["request"], client, pending, self))
 
         async def consent_submit(request: Request) -> Response:
@@ -758,6 +763,8 @@ def _html(title: str, body: str) -> str:
 
 def _consent_html(request: str, client: Any, pending: _Pending, server: DevAuthServer) -> str:
     name = (client.client_name if client is not None else None) or pending.client_id
+    if is_metadata_document_url(pending.client_id) and name != pending.client_id:
+        name = f"{name} (by its metadata document at {pending.client_id})"  # the name is the document's own claim
     scopes = list(pending.params.scopes or server.config.scopes)
     redirect = urlsplit(str(pending.params.redirect_uri))
     users = "".join(
