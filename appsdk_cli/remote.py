@@ -105,7 +105,9 @@ def _sign_in(target: Target, challenge: AuthRequired) -> str:
 
 
 @contextmanager
-def session(target: Target, *, challenge: AuthRequired | None = None) -> Iterator[McpClient]:
+def session(
+    target: Target, *, challenge: AuthRequired | None = None, sign_in_on_connect: bool = True
+) -> Iterator[McpClient]:
     """A connected client; a server we cannot reach becomes one line that says where we looked and why.
 
     A protected server gets the caller's --token, else the cached token for it; when it answers 401
@@ -127,8 +129,8 @@ def session(target: Target, *, challenge: AuthRequired | None = None) -> Iterato
                 if target.token is None:
                     refused.message += "; sign in with `appsdk call` (it opens the browser) or pass --token"
                 raise
-            if challenge is not None:
-                raise  # signed in just now and still refused: the caller decides whether to try again
+            if challenge is not None or not sign_in_on_connect:
+                raise  # signed in just now and still refused, or the caller signs in: it decides
             client = _connected(target, _sign_in(target, refused))
     except ConnectError as problem:
         if target.url and target.source != "--url":
@@ -156,7 +158,7 @@ def signed_in(target: Target, work: Callable[[McpClient], T]) -> T:
     challenge: AuthRequired | None = None
     while True:
         try:
-            with session(target, challenge=challenge) as client:
+            with session(target, challenge=challenge, sign_in_on_connect=False) as client:
                 return work(client)
         except AuthRequired as asked:
             key = (asked.error, asked.scope)

@@ -579,3 +579,16 @@ def test_a_tunnelled_server_fetches_no_loopback_documents(loopback: Loopback):
         assert loopback.log == []
     finally:
         server.close()
+
+
+def test_a_server_that_refuses_every_token_gets_one_sign_in_not_a_loop(loopback: Loopback, tmp_path: Path):
+    fake_authorization_server(loopback)
+    url = fake_protected_server(
+        loopback, {"resource": loopback.origin + "/mcp", "authorization_servers": [loopback.origin]}
+    )
+    log = tmp_path / "browser.log"
+    result = appsdk("tools", "--url", url, env=call_env(tmp_path, log))
+    assert result.returncode == 1
+    assert result.stderr.count("signing in to") == 1 and len(log.read_text().splitlines()) == 1
+    assert result.stderr.strip().splitlines()[-1].startswith("error:") and "refused the token" in result.stderr
+    assert loopback.log.count("POST /token") == 1

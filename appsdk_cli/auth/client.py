@@ -255,25 +255,23 @@ def _given_client(
                 f"{issuer} does not accept client metadata documents (no client_id_metadata_document_supported); "
                 "pass the id of a client registered there as --client-id"
             )
-        redirect = None
         try:
             document = get_json(http, client_id, "client metadata document")
-            loopback = [
-                str(u)
-                for u in document.get("redirect_uris") or []
-                if urlsplit(str(u)).scheme == "http" and urlsplit(str(u)).hostname in ("127.0.0.1", "localhost")
-            ]
-            if not loopback:
-                raise SignInError(
-                    f"the client metadata document at {client_id} lists no loopback redirect URI; "
-                    "add one like http://127.0.0.1:8976/callback so appsdk can receive the sign-in"
-                )
-            redirect = loopback[0]
         except SignInError as problem:
-            if "lists no loopback" in problem.message:
-                raise
+            # The authorization server may still reach it where appsdk cannot; it will say if not.
             notify(f"could not read {client_id} ({problem.message}); using a loopback callback on a free port")
-        return _Client(client_id), redirect
+            return _Client(client_id), None
+        loopback = [
+            str(u)
+            for u in document.get("redirect_uris") or []
+            if urlsplit(str(u)).scheme == "http" and urlsplit(str(u)).hostname in ("127.0.0.1", "localhost")
+        ]
+        if not loopback:
+            raise SignInError(
+                f"the client metadata document at {client_id} lists no loopback redirect URI; "
+                "add one like http://127.0.0.1:8976/callback so appsdk can receive the sign-in"
+            )
+        return _Client(client_id), loopback[0]
     secret = os.environ.get(CLIENT_SECRET_ENV) or None
     return _Client(client_id, secret, _secret_method(metadata) if secret else "none"), None
 
