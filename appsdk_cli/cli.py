@@ -12,6 +12,7 @@ import typer
 
 from appsdk_cli import __version__
 from appsdk_cli.commands.apps import app_server, apps
+from appsdk_cli.commands.auth import auth
 from appsdk_cli.commands.call import call, read, resources, tools
 from appsdk_cli.commands.check import check
 from appsdk_cli.commands.dev import dev
@@ -63,6 +64,7 @@ app.command(short_help="Render a tool's widget in a local ChatGPT-like host.")(p
 app.command(short_help="Open an ngrok HTTPS tunnel and print the /mcp URL for ChatGPT.")(tunnel)
 app.add_typer(apps, short_help="The local apps registry: add, remove, list, installed, read.")
 app.add_typer(plugin, short_help="Ship the app as a plugin: init, check, pack, install --codex.")
+app.add_typer(auth, short_help="The cached sign-ins: status, logout.")
 app.command("app-server", short_help="Serve the Codex app/* methods on stdio (JSONL).")(app_server)
 
 

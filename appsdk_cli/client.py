@@ -316,6 +316,15 @@ class HttpTransport:
     ) -> AppsdkError:
         text = body[:2000].decode("utf-8", "replace")
         challenge = parse_bearer_challenge(response.getheader("WWW-Authenticate") or "") if response else None
+        if status == 403 and challenge and challenge.get("error") == "insufficient_scope":
+            # RFC 6750 §3.1: the token is good but asks for too little; a sign-in for more scopes can fix it.
+            return AuthRequired(
+                f"{self.description} needs more scope: HTTP 403 (insufficient_scope: {challenge.get('scope', '?')})",
+                resource_metadata=challenge.get("resource_metadata"),
+                scope=challenge.get("scope"),
+                error="insufficient_scope",
+                detail=text,
+            )
         if status == 401:
             challenge = challenge or {}
             refused = "refused the token" if "Authorization" in self.extra_headers else "wants you to sign in"

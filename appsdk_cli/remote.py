@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from appsdk_cli.appmeta import ResourceMeta, ToolMeta, resource_meta, tool_meta
 from appsdk_cli.client import (
@@ -24,6 +24,8 @@ from appsdk_cli.client import (
     parse_bearer_challenge,
 )
 from appsdk_cli.errors import UsageError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,8 @@ class Target:
     token: str | None = field(default=None, repr=False)
     # Told about an interactive sign-in (the renderer); None: a 401 is an error, no browser opens.
     sign_in: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
+    # Who appsdk is at the authorization server (--client-id): a pre-registered id or a CIMD URL.
+    client_id: str | None = None
 
     @property
     def description(self) -> str:
@@ -52,12 +56,15 @@ def resolve_target(
     cwd: Path | None = None,
     token: str | None = None,
     sign_in: Callable[[str], None] | None = None,
+    client_id: str | None = None,
 ) -> Target:
     """--stdio, else --url, else $APPSDK_URL, else the running `appsdk dev`, else the default URL."""
     if url and stdio:
         raise UsageError("give either --url or --stdio, not both")
     if token is not None and not token.strip():
         raise UsageError("--token is empty")
+    if client_id is not None and (not client_id.strip() or token is not None):
+        raise UsageError("--client-id is empty" if not client_id.strip() else "give either --token or --client-id")
     if stdio is not None:
         if token is not None:
             raise UsageError("--token goes with an HTTP server, not --stdio")
@@ -65,7 +72,9 @@ def resolve_target(
     from appsdk_cli.project import resolve_server_url
 
     location = resolve_server_url(url, cwd)
-    return Target(url=location.url, source=location.source, timeout=timeout, token=token, sign_in=sign_in)
+    return Target(
+        url=location.url, source=location.source, timeout=timeout, token=token, sign_in=sign_in, client_id=client_id
+    )
 
 
 _SOURCE_HINTS = {
@@ -77,35 +86,52 @@ _SOURCE_HINTS = {
 }
 
 
+def _may_sign_in(target: Target) -> bool:
+    return target.token is None and target.url is not None and target.sign_in is not None
+
+
+def _sign_in(target: Target, challenge: AuthRequired) -> str:
+    from appsdk_cli.auth import client as oauth
+
+    assert target.url is not None and target.sign_in is not None
+    return oauth.sign_in(
+        target.url,
+        resource_metadata=challenge.resource_metadata,
+        scope=challenge.scope,
+        timeout=target.timeout,
+        notify=target.sign_in,
+        client_id=target.client_id,
+    )
+
+
 @contextmanager
-def session(target: Target, *, scope: str | None = None) -> Iterator[McpClient]:
+def session(
+    target: Target, *, challenge: AuthRequired | None = None, sign_in_on_connect: bool = True
+) -> Iterator[McpClient]:
     """A connected client; a server we cannot reach becomes one line that says where we looked and why.
 
     A protected server gets the caller's --token, else the cached token for it; when it answers 401
-    (and the caller allows a sign-in) appsdk signs in, caches the tokens and connects again.
+    (and the caller allows a sign-in) appsdk signs in, caches the tokens and connects again. `challenge`:
+    a request already asked for a sign-in (or for more scopes), so sign in for it first.
     """
     from appsdk_cli.auth import client as oauth
 
     token = target.token
-    if token is None and target.url is not None:
+    if challenge is not None and _may_sign_in(target):
+        token = _sign_in(target, challenge)
+    elif token is None and target.url is not None:
         token = oauth.usable_token(target.url, timeout=target.timeout)
     try:
         try:
-            client = _connected(target, token, scope)
-        except AuthRequired as challenge:
-            if target.token is not None or target.url is None or target.sign_in is None:
+            client = _connected(target, token)
+        except AuthRequired as refused:
+            if not _may_sign_in(target):
                 if target.token is None:
-                    challenge.message += "; sign in with `appsdk call` (it opens the browser) or pass --token"
+                    refused.message += "; sign in with `appsdk call` (it opens the browser) or pass --token"
                 raise
-            oauth.forget(target.url)
-            token = oauth.sign_in(
-                target.url,
-                resource_metadata=challenge.resource_metadata,
-                scope=scope or challenge.scope,
-                timeout=target.timeout,
-                notify=target.sign_in,
-            )
-            client = _connected(target, token, scope)
+            if challenge is not None or not sign_in_on_connect:
+                raise  # signed in just now and still refused, or the caller signs in: it decides
+            client = _connected(target, _sign_in(target, refused))
     except ConnectError as problem:
         if target.url and target.source != "--url":
             problem.message = f"{problem.message} ({_SOURCE_HINTS.get(target.source, f'from {target.source}')})"
@@ -116,9 +142,30 @@ def session(target: Target, *, scope: str | None = None) -> Iterator[McpClient]:
         client.transport.close()
 
 
-def _connected(target: Target, token: str | None, scope: str | None) -> McpClient:
+def _connected(target: Target, token: str | None) -> McpClient:
     client = connect(target.url, stdio=target.stdio, timeout=target.timeout, token=token)
     return client.__enter__()  # the handshake; the transport is closed if it fails
+
+
+MAX_SIGN_INS = 3  # per command: a first sign-in, a step-up, and one more for a server that moves the goalposts
+
+
+def signed_in(target: Target, work: Callable[[McpClient], T]) -> T:
+    """Run `work` in a session; when a request in it asks for a sign-in (401) or more scopes (403
+    insufficient_scope), sign in and run it again. The same challenge twice is not retried: the server
+    would only ask again (a retry limit, as the MCP spec asks of clients)."""
+    seen: set[tuple[str | None, str | None]] = set()
+    challenge: AuthRequired | None = None
+    while True:
+        try:
+            with session(target, challenge=challenge, sign_in_on_connect=False) as client:
+                return work(client)
+        except AuthRequired as asked:
+            key = (asked.error, asked.scope)
+            if not _may_sign_in(target) or key in seen or len(seen) >= MAX_SIGN_INS:
+                raise
+            seen.add(key)
+            challenge = asked
 
 
 def close_matches(word: str, choices: list[str]) -> list[str]:
@@ -182,22 +229,24 @@ def call_tool(
     """List the tools, check and convert the arguments against the tool's inputSchema, then call it."""
     from appsdk_cli.toolargs import build_arguments
 
-    with session(target) as client:
+    relinked: set[str] = set()
+
+    def work(client: McpClient) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         tools = client.list_tools()
         tool = next((t for t in tools if t.get("name") == name), None)
         if tool is None:
             raise _unknown("tool", name, [str(t.get("name")) for t in tools], target.description)
         arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
         result = client.call_tool(name, arguments, meta or None)
-    scope = _relink_scope(result) if target.sign_in is not None and target.token is None else None
-    if scope is not None:
-        # The tool asked for more (insufficient_scope in `mcp/www_authenticate`): sign in again, as ChatGPT would.
-        from appsdk_cli.auth import client as oauth
+        scope = _relink_scope(result) if _may_sign_in(target) else None
+        if scope is not None and scope not in relinked:
+            # The tool asked for more (insufficient_scope in `mcp/www_authenticate`): sign in again, as ChatGPT would.
+            relinked.add(scope)
+            asked = f"{name} asks for scope {scope}"
+            raise AuthRequired(asked, resource_metadata=None, scope=scope, error="insufficient_scope", detail=None)
+        return tool, arguments, result
 
-        assert target.url is not None
-        oauth.forget(target.url)
-        with session(target, scope=scope) as client:
-            result = client.call_tool(name, arguments, meta or None)
+    tool, arguments, result = signed_in(target, work)
     return CallOutcome(target, tool_meta(tool), arguments, result)
 
 
@@ -222,8 +271,7 @@ class ToolsOutcome:
 
 
 def list_tools(target: Target) -> ToolsOutcome:
-    with session(target) as client:
-        tools = client.list_tools()
+    tools = signed_in(target, lambda client: client.list_tools())
     return ToolsOutcome(target, tools, [tool_meta(t) for t in tools])
 
 
@@ -235,8 +283,7 @@ class ResourcesOutcome:
 
 
 def list_resources(target: Target) -> ResourcesOutcome:
-    with session(target) as client:
-        resources = client.list_resources()
+    resources = signed_in(target, lambda client: client.list_resources())
     return ResourcesOutcome(target, resources, [resource_meta(r) for r in resources])
 
 
@@ -248,16 +295,20 @@ class ReadOutcome:
 
 
 def read_resource(target: Target, uri: str) -> ReadOutcome:
-    with session(target) as client:
+    return ReadOutcome(target, uri, signed_in(target, lambda client: _read(client, target, uri)))
+
+
+def _read(client: McpClient, target: Target, uri: str) -> dict[str, Any]:
+    try:
+        return client.read_resource(uri)
+    except AuthRequired:
+        raise
+    except ProtocolError:
+        # The server only says "failed"; if the URI is not one it lists, say which ones are close.
         try:
-            result = client.read_resource(uri)
+            listed = [str(r.get("uri")) for r in client.list_resources()]
         except ProtocolError:
-            # The server only says "failed"; if the URI is not one it lists, say which ones are close.
-            try:
-                listed = [str(r.get("uri")) for r in client.list_resources()]
-            except ProtocolError:
-                listed = []
-            if listed and uri not in listed:
-                raise _unknown("resource", uri, listed, target.description) from None
-            raise
-    return ReadOutcome(target, uri, result)
+            listed = []
+        if listed and uri not in listed:
+            raise _unknown("resource", uri, listed, target.description) from None
+        raise

@@ -421,6 +421,8 @@ def fake_browser(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_call_signs_in_on_401_caches_refreshes_and_relinks(dev: DevServer, tmp_path: Path):
+    """Under `appsdk dev --auth-user` the AS says it auto-approves, so `appsdk call` signs in with no
+    browser at all ($BROWSER is a script that would log any page it was asked to open)."""
     home = tmp_path / "home"
     browser, log = fake_browser(tmp_path)
     env = {"APPSDK_HOME": str(home), "BROWSER": str(browser)}
@@ -428,51 +430,63 @@ def test_call_signs_in_on_401_caches_refreshes_and_relinks(dev: DevServer, tmp_p
     first = appsdk("call", "whoami", "--url", dev.url, "--json", env=env)
     assert first.returncode == 0, first.stderr
     assert '"subject": "ada"' in first.stdout and '"scopes": ["books:read"]' in first.stdout
-    assert "signing in to" in first.stderr
-    assert len(log.read_text().splitlines()) == 1
+    assert "approves without a browser" in first.stderr
+    assert not log.exists()
     (cache,) = (home / "tokens").iterdir()
     assert cache.stat().st_mode & 0o777 == 0o600
     cached = json.loads(cache.read_text())
-    assert cached["resource"] == dev.url
-    for secret in (cached["access_token"], cached["refresh_token"]):
+    origin = dev.url.removesuffix("/mcp")
+    assert cached["server"] == dev.url and cached["current"] == origin
+    grant = cached["grants"][origin]  # keyed by (server, issuer)
+    assert grant["resource"] == dev.url and grant["scopes"] == ["books:read"]
+    for secret in (grant["access_token"], grant["refresh_token"]):
         assert secret not in first.stdout + first.stderr + dev.out() + dev.err()
 
     again = appsdk("call", "list-books", "--url", dev.url, "--json", env=env)
     assert again.returncode == 0, again.stderr
-    assert len(log.read_text().splitlines()) == 1  # the cached token: no second sign-in
+    assert "signing in" not in again.stderr  # the cached token: no second sign-in
 
-    # The tool needs books:write: the error result's challenge makes appsdk sign in again for it.
+    # The tool needs books:write: the error result's challenge makes appsdk sign in again for it, asking
+    # for what it had plus what the tool wants (step-up unions the scopes).
     write = appsdk("call", "suggest-book", "title=Emma", "author=Jane Austen", "--url", dev.url, "--json", env=env)
     assert write.returncode == 0, write.stderr
     assert '"by": "ada"' in write.stdout
-    assert "scope=books%3Aread+books%3Awrite" in log.read_text().splitlines()[-1]
+    assert json.loads(cache.read_text())["grants"][origin]["scopes"] == ["books:read", "books:write"]
 
     # A revoked token: the server answers 401 and appsdk signs in again by itself.
-    cached = json.loads(cache.read_text())
-    origin = dev.url.removesuffix("/mcp")
-    httpx.post(origin + "/revoke", data={"token": cached["access_token"], "client_id": cached["client_id"]})
+    grant = json.loads(cache.read_text())["grants"][origin]
+    httpx.post(origin + "/revoke", data={"token": grant["access_token"], "client_id": grant["client_id"]})
     after = appsdk("call", "whoami", "--url", dev.url, "--json", env=env)
     assert after.returncode == 0, after.stderr
-    assert len(log.read_text().splitlines()) == 3
+    assert "signing in" in after.stderr and not log.exists()
+
+    status = appsdk("auth", "status", "--json", env=env)
+    (row,) = json.loads(status.stdout)["signIns"]
+    assert row["server"] == dev.url and row["issuer"] == origin and row["refreshable"] is True
+    assert grant["refresh_token"] not in status.stdout and "access_token" not in status.stdout
+    out = appsdk("auth", "logout", "--url", dev.url, env=env)
+    assert out.returncode == 0 and "revoked and forgotten" in out.stdout, out.stdout + out.stderr
+    assert not list((home / "tokens").iterdir())
+    assert "No cached sign-ins" in appsdk("auth", "status", env=env).stdout
 
 
 def test_call_refreshes_an_expired_token_without_the_browser(tmp_path: Path):
     server = start_dev(auth_project(tmp_path, access_token_seconds=31), "--auth-user", "grace")
     try:
         home = tmp_path / "home"
-        browser, log = fake_browser(tmp_path)
-        env = {"APPSDK_HOME": str(home), "BROWSER": str(browser)}
+        env = {"APPSDK_HOME": str(home)}
         assert appsdk("call", "whoami", "--url", server.url, env=env).returncode == 0
         # 31 s tokens count as expired at once (appsdk refreshes 30 s early): this call must refresh.
         (cache,) = (home / "tokens").iterdir()
-        before = json.loads(cache.read_text())
+        before = json.loads(cache.read_text())["grants"]
         time.sleep(1.1)
         refreshed = appsdk("call", "whoami", "--url", server.url, "--json", env=env)
         assert refreshed.returncode == 0, refreshed.stderr
         assert '"subject": "grace"' in refreshed.stdout
-        after = json.loads(cache.read_text())
-        assert after["refresh_token"] != before["refresh_token"]
-        assert len(log.read_text().splitlines()) == 1
+        assert "signing in" not in refreshed.stderr
+        after = json.loads(cache.read_text())["grants"]
+        (issuer,) = after
+        assert after[issuer]["refresh_token"] != before[issuer]["refresh_token"]
     finally:
         stop(server.process)
 

@@ -58,6 +58,9 @@ RULE_FIXTURES = [
     ("APPS704", "resource-metadata-invalid"),
     ("APPS705", "authorization-server-incomplete"),
     ("APPS706", "tools-not-checked"),
+    ("APPS707", "authorization-server-without-iss"),
+    ("APPS708", "authorization-server-issuer-mismatch"),
+    ("APPS709", "insufficient-scope-without-challenge"),
 ]
 # Rules about what a server shows over HTTP (sign-in discovery), or fixtures no MCPServer can be.
 LIVE_ONLY = {
@@ -66,6 +69,8 @@ LIVE_ONLY = {
     "resource-metadata-invalid",
     "authorization-server-incomplete",
     "tools-not-checked",
+    "authorization-server-without-iss",
+    "authorization-server-issuer-mismatch",
 }
 SEVERITY = {rule.id: rule.severity.value for rule in RULES}
 NO_ENV_URL = {"APPSDK_URL": ""}  # so a developer's own APPSDK_URL cannot redirect these tests

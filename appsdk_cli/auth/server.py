@@ -30,10 +30,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from mcp.server.auth.provider import AccessToken, AuthorizationCode, RefreshToken
 
+from appsdk_cli.auth.clients import (
+    JWT_BEARER_ASSERTION,
+    AssertionVerifier,
+    ClientRefused,
+    DocumentCache,
+    is_metadata_document_url,
+    metadata_document_client,
+    redirect_uri_problem,
+)
 from appsdk_cli.errors import AppsdkError, UsageError
 
 # The paths a worker hands to the authorization server; everything else is the app's.
@@ -53,6 +62,11 @@ RESOURCE_SERVER_CLIENT_ID = "appsdk-dev-resource-server"
 CODE_SECONDS = 60
 PENDING_SECONDS = 600
 MAX_BODY = 64 * 1024
+# Bounds on what the server remembers: a registration nobody has used for this long, with no live
+# grant, is dropped; past the caps the least recently used go first.
+CLIENT_IDLE_SECONDS = 3600
+MAX_CLIENTS = 500
+MAX_PENDING = 200
 
 
 @dataclass(frozen=True)
@@ -151,21 +165,41 @@ class _State:
     """Everything the server remembers, in memory for one `appsdk dev` session."""
 
     clients: dict[str, Any] = field(default_factory=dict)  # client_id -> OAuthClientInformationFull
+    client_seen: dict[str, float] = field(default_factory=dict)  # client_id -> when it was last used
     pending: dict[str, _Pending] = field(default_factory=dict)  # consent-page requests
     codes: dict[str, Any] = field(default_factory=dict)  # code -> _Code
-    used_codes: dict[str, str] = field(default_factory=dict)  # code -> grant id, to catch a replay
+    used_codes: dict[str, tuple[str, float]] = field(default_factory=dict)  # code -> (grant, until), for replays
     refresh: dict[str, Any] = field(default_factory=dict)  # refresh token -> _Refresh
+    # A rotated-away refresh token -> (grant, until): presenting it again means it leaked (OAuth 2.1 §4.3.1).
+    spent_refresh: dict[str, tuple[str, float]] = field(default_factory=dict)
     access: dict[str, str] = field(default_factory=dict)  # jti -> grant id
-    revoked_grants: set[str] = field(default_factory=set)
+    access_expiry: dict[str, float] = field(default_factory=dict)  # jti -> exp
+    revoked_grants: dict[str, float] = field(default_factory=dict)  # grant -> until when it must stay refused
+
+    def size(self) -> int:
+        """How many things are remembered, all kinds together (what the bounds keep in check)."""
+        return (
+            sum(
+                len(part)
+                for part in (self.clients, self.pending, self.codes, self.used_codes, self.refresh, self.spent_refresh)
+            )
+            + len(self.access)
+            + len(self.revoked_grants)
+        )
 
 
 class DevAuthServer:
     """The provider behind mcp's OAuth handlers, plus the app they make. Not thread-safe: one caller."""
 
-    def __init__(self, config: AuthConfig, origin: str, mcp_path: str = "/mcp") -> None:
+    def __init__(
+        self, config: AuthConfig, origin: str, mcp_path: str = "/mcp", clock: Callable[[], float] = time.time
+    ) -> None:
         from cryptography.hazmat.primitives.asymmetric import rsa
 
         self.config = config
+        self._clock = clock
+        self._documents = DocumentCache(clock, loopback_http=self._on_loopback)
+        self._assertions = AssertionVerifier(self._documents, clock)
         self._key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.key_id = secrets.token_hex(8)
         # The app presents these to /introspect (RFC 7662 lets the server require client auth).
@@ -187,6 +221,11 @@ class DevAuthServer:
     def resource(self) -> str:
         """The audience of every token: the app's /mcp URL on the current (public, when tunnelled) origin."""
         return self.origin + self._mcp_path
+
+    def _on_loopback(self) -> bool:
+        from appsdk_cli.devserver.hosts import is_loopback
+
+        return is_loopback(urlsplit(self.origin).hostname or "")
 
     def set_origin(self, origin: str) -> None:
         """Serve as `origin` from now on (the tunnel's, once it opens). Issued grants are kept."""
@@ -231,6 +270,7 @@ class DevAuthServer:
         }
         access = jwt.encode(claims, self._key, algorithm="RS256", headers={"kid": self.key_id})
         self._state.access[jti] = grant
+        self._state.access_expiry[jti] = claims["exp"]
         refresh = secrets.token_urlsafe(32)
         self._state.refresh[refresh] = _Refresh(
             token=refresh,
@@ -269,27 +309,79 @@ class DevAuthServer:
         return claims
 
     def _revoke_grant(self, grant: str) -> None:
-        self._state.revoked_grants.add(grant)
+        # Kept as long as any token of the grant could still be presented.
+        self._state.revoked_grants[grant] = self._clock() + max(
+            self.config.access_token_seconds, self.config.refresh_token_seconds
+        )
         for token, refresh in list(self._state.refresh.items()):
             if refresh.grant == grant:
                 del self._state.refresh[token]
 
+    def sweep(self) -> None:
+        """Forget what is dead: expired requests, codes and tokens, and registrations nobody uses."""
+        now = self._clock()
+        state = self._state
+        for table, alive in (
+            (state.pending, lambda p: p.expires_at >= now),
+            (state.codes, lambda c: c.expires_at >= now),
+            (state.used_codes, lambda u: u[1] >= now),
+            (state.refresh, lambda r: r.expires_at is None or r.expires_at >= now),
+            (state.spent_refresh, lambda s: s[1] >= now),
+            (state.access_expiry, lambda exp: exp >= now - 60),
+            (state.revoked_grants, lambda until: until >= now),
+        ):
+            for key in [k for k, v in table.items() if not alive(v)]:
+                del table[key]
+        for jti in [j for j in state.access if j not in state.access_expiry]:
+            del state.access[jti]
+        while len(state.pending) > MAX_PENDING:
+            del state.pending[next(iter(state.pending))]
+        busy = (
+            {r.client_id for r in state.refresh.values()}
+            | {c.client_id for c in state.codes.values()}
+            | {p.client_id for p in state.pending.values()}
+        )
+        idle = sorted((state.client_seen.get(c, 0.0), c) for c in state.clients if c not in busy)
+        excess = len(state.clients) - MAX_CLIENTS
+        for index, (seen, client_id) in enumerate(idle):
+            if seen < now - CLIENT_IDLE_SECONDS or index < excess:
+                state.clients.pop(client_id, None)
+                state.client_seen.pop(client_id, None)
+
+    @property
+    def state_size(self) -> int:
+        return self._state.size()
+
+    async def _metadata_document_client(self, client_id: str) -> Any:
+        return await metadata_document_client(self._documents, client_id, self.config.scopes)
+
     # -- OAuthAuthorizationServerProvider -----------------------------------------------------
 
     async def get_client(self, client_id: str) -> Any:
-        return self._state.clients.get(client_id)
+        if is_metadata_document_url(client_id):
+            try:
+                return await self._metadata_document_client(client_id)
+            except ClientRefused:
+                return None
+        client = self._state.clients.get(client_id)
+        if client is not None:
+            self._state.client_seen[client_id] = self._clock()
+        return client
 
     async def register_client(self, client_info: Any) -> None:
         from mcp.server.auth.provider import RegistrationError
 
         for uri in client_info.redirect_uris or []:
-            parts = urlsplit(str(uri))
-            if parts.fragment:
-                raise RegistrationError("invalid_redirect_uri", f"{uri} has a fragment")
-            loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
-            if parts.scheme == "http" and not loopback:
-                raise RegistrationError("invalid_redirect_uri", f"{uri}: use https (http only on loopback)")
+            problem = redirect_uri_problem(str(uri))
+            if problem:
+                raise RegistrationError("invalid_redirect_uri", problem)
+        if client_info.token_endpoint_auth_method == "private_key_jwt" and not (
+            client_info.jwks or client_info.jwks_uri
+        ):
+            raise RegistrationError("invalid_client_metadata", "private_key_jwt needs jwks or jwks_uri")
         self._state.clients[str(client_info.client_id)] = client_info
+        self._state.client_seen[str(client_info.client_id)] = self._clock()
+        self.sweep()  # the newest registration is the last one a full table gives up
 
     async def authorize(self, client: Any, params: Any) -> str:
         from mcp.server.auth.provider import AuthorizeError
@@ -331,7 +423,7 @@ class DevAuthServer:
         replayed = self._state.used_codes.get(authorization_code)
         if replayed is not None:
             # OAuth 2.1 §4.1.3: a code used twice revokes what the first use issued.
-            self._revoke_grant(replayed)
+            self._revoke_grant(replayed[0])
             return None
         code = self._state.codes.get(authorization_code)
         if code is None or code.client_id != client.client_id:
@@ -341,7 +433,7 @@ class DevAuthServer:
     async def exchange_authorization_code(self, client: Any, authorization_code: Any) -> Any:
         self._state.codes.pop(authorization_code.code, None)
         grant = secrets.token_hex(8)
-        self._state.used_codes[authorization_code.code] = grant
+        self._state.used_codes[authorization_code.code] = (grant, self._clock() + self.config.refresh_token_seconds)
         return self._issue(
             str(client.client_id),
             str(authorization_code.subject),
@@ -351,14 +443,22 @@ class DevAuthServer:
         )
 
     async def load_refresh_token(self, client: Any, refresh_token: str) -> Any:
+        spent = self._state.spent_refresh.get(refresh_token)
+        if spent is not None:
+            # OAuth 2.1 §4.3.1: a rotated refresh token used again was stolen, by whoever holds it now or
+            # by whoever used it first; end the whole grant so neither keeps access.
+            self._revoke_grant(spent[0])
+            return None
         refresh = self._state.refresh.get(refresh_token)
         if refresh is None or refresh.client_id != client.client_id or refresh.grant in self._state.revoked_grants:
             return None
         return refresh
 
     async def exchange_refresh_token(self, client: Any, refresh_token: Any, scopes: list[str]) -> Any:
-        # Rotation: the old refresh token is spent.
+        # Rotation: the old refresh token is spent, and remembered as spent for as long as it would have lived.
         self._state.refresh.pop(refresh_token.token, None)
+        until = float(refresh_token.expires_at or self._clock() + self.config.refresh_token_seconds)
+        self._state.spent_refresh[refresh_token.token] = (refresh_token.grant, until)
         return self._issue(
             str(client.client_id), str(refresh_token.subject), scopes, str(refresh_token.resource), refresh_token.grant
         )
@@ -391,6 +491,7 @@ class DevAuthServer:
         return self._app
 
     def _build_app(self) -> Any:
+        from mcp.server.auth.provider import construct_redirect_uri
         from mcp.server.auth.routes import build_metadata, create_auth_routes
         from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
         from pydantic import AnyHttpUrl
@@ -403,27 +504,41 @@ class DevAuthServer:
         registration = ClientRegistrationOptions(enabled=True, valid_scopes=scopes, default_scopes=scopes)
         revocation = RevocationOptions(enabled=True)
         issuer = AnyHttpUrl(self.issuer)
+        from mcp.server.auth.handlers.authorize import AuthorizationHandler
+        from mcp.server.auth.handlers.token import TokenHandler
+
+        from appsdk_cli.auth.clients import ASSERTION_ALGORITHMS
+
         routes = [
             route
             for route in create_auth_routes(
                 self, issuer, client_registration_options=registration, revocation_options=revocation
             )
-            # Ours instead: mcp's revocation handler requires a client_secret field even from a public client.
-            if route.path not in ("/.well-known/oauth-authorization-server", "/revoke")
+            # Ours instead: mcp's revocation handler requires a client_secret field even from a public client;
+            # its token and authorize handlers know neither private_key_jwt nor RFC 9207 `iss` on errors.
+            if route.path not in ("/.well-known/oauth-authorization-server", "/revoke", "/token", "/authorize")
         ]
         metadata = build_metadata(issuer, None, registration, revocation).model_dump(mode="json", exclude_none=True)
-        auth_methods = ["none", "client_secret_post", "client_secret_basic"]
+        auth_methods = ["none", "client_secret_post", "client_secret_basic", "private_key_jwt"]
         metadata.update(
             # pydantic writes a path-less URL with a slash; RFC 8414 compares issuers as exact strings.
             issuer=self.issuer,
             token_endpoint_auth_methods_supported=auth_methods,
+            token_endpoint_auth_signing_alg_values_supported=ASSERTION_ALGORITHMS,
             revocation_endpoint_auth_methods_supported=auth_methods,
             introspection_endpoint=self.issuer + "/introspect",
             introspection_endpoint_auth_methods_supported=["client_secret_basic"],
             jwks_uri=self.issuer + "/.well-known/jwks.json",
-            authorization_response_iss_parameter_supported=True,
+            authorization_response_iss_parameter_supported=True,  # RFC 9207
+            client_id_metadata_document_supported=True,
             scopes_supported=scopes,
         )
+        if self.config.auto_user is not None:
+            # appsdk's own extension: approval needs no browser, so `appsdk call` may follow the redirect itself.
+            metadata["appsdk_auto_approve"] = True
+        authenticator = _ClientAuthenticator(self)
+        token_handler = TokenHandler(self, authenticator)
+        authorization_handler = AuthorizationHandler(self)
 
         def no_store(body: Any, status: int = 200) -> Response:
             return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
@@ -438,7 +553,7 @@ class DevAuthServer:
             pending = self._state.pending.get(request.query_params.get("request", ""))
             if pending is None or pending.expires_at < time.time():
                 return HTMLResponse(_page("This sign-in request has expired; start again from the app."), 400)
-            client = self._state.clients.get(pending.client_id)
+            client = await self.get_client(pending.client_id)
             return HTMLResponse(_consent_html(request.query_params["request"], client, pending, self))
 
         async def consent_submit(request: Request) -> Response:
@@ -460,11 +575,32 @@ class DevAuthServer:
                 return HTMLResponse(_page("Pick one of the test users."), 400)
             return RedirectResponse(self._approve(pending.client_id, params, user), 302)
 
+        async def authorize(request: Request) -> Response:
+            params = request.query_params if request.method == "GET" else await request.form()
+            client_id = str(params.get("client_id") or "")
+            if is_metadata_document_url(client_id):
+                # Fetched here first so a bad document is refused with its reason, not as an unknown client.
+                try:
+                    await self._metadata_document_client(client_id)
+                except ClientRefused as problem:
+                    return no_store({"error": "invalid_client", "error_description": str(problem)}, 400)
+            response = await authorization_handler.handle(request)
+            location = response.headers.get("location", "")
+            if response.status_code in (302, 303) and "://" in location.split("?")[0]:
+                # RFC 9207 §2: every authorization response names the issuer, errors too.
+                query = parse_qs(urlsplit(location).query)
+                if ("code" in query or "error" in query) and "iss" not in query:
+                    response.headers["location"] = construct_redirect_uri(location, iss=self.issuer)
+            return response
+
+        async def token(request: Request) -> Response:
+            return await token_handler.handle(request)
+
         async def revoke(request: Request) -> Response:
-            from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
+            from mcp.server.auth.middleware.client_auth import AuthenticationError
 
             try:
-                client = await ClientAuthenticator(self).authenticate_request(request)
+                client = await authenticator.authenticate_request(request)
             except AuthenticationError as problem:
                 return no_store({"error": "invalid_client", "error_description": problem.message}, 401)
             token = str((await request.form()).get("token", ""))
@@ -488,6 +624,8 @@ class DevAuthServer:
             return no_store({"active": True, "token_type": "Bearer", **claims})
 
         routes += [
+            Route("/authorize", authorize, methods=["GET", "POST"]),
+            Route("/token", token, methods=["POST"]),
             Route("/.well-known/oauth-authorization-server", metadata_endpoint, methods=["GET"]),
             Route("/.well-known/jwks.json", jwks_endpoint, methods=["GET"]),
             Route("/consent", consent_page, methods=["GET"]),
@@ -514,12 +652,61 @@ class DevAuthServer:
         if self._loop is None:
             # Our own loop, not asyncio.run: that would touch the supervisor's signal handlers.
             self._loop = asyncio.new_event_loop()
+        self.sweep()
         return self._loop.run_until_complete(call_asgi(self.asgi(), request))
 
     def close(self) -> None:
         if self._loop is not None:
             self._loop.close()
             self._loop = None
+
+
+def _client_authenticator_base() -> type:
+    from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+
+    return ClientAuthenticator
+
+
+class _ClientAuthenticator(_client_authenticator_base()):  # type: ignore[misc]
+    """mcp's client authentication (none, client_secret_post/basic) plus private_key_jwt (RFC 7523 §2.2),
+    which metadata-document clients such as ChatGPT's prefer."""
+
+    def __init__(self, server: DevAuthServer) -> None:
+        super().__init__(server)
+        self._server = server
+
+    async def authenticate_request(self, request: Any) -> Any:
+        from mcp.server.auth.middleware.client_auth import AuthenticationError
+
+        form = await request.form()
+        client_id = str(form.get("client_id") or "")
+        assertion_type = form.get("client_assertion_type")
+        if assertion_type is None:
+            client = await self._server.get_client(client_id) if client_id else None
+            if client is not None and client.token_endpoint_auth_method == "private_key_jwt":
+                raise AuthenticationError("this client authenticates with private_key_jwt: send a client_assertion")
+            return await super().authenticate_request(request)
+        if assertion_type != JWT_BEARER_ASSERTION:
+            raise AuthenticationError(f"client_assertion_type must be {JWT_BEARER_ASSERTION}")
+        assertion = str(form.get("client_assertion") or "")
+        if not client_id:
+            import jwt
+
+            try:
+                client_id = str(jwt.decode(assertion, options={"verify_signature": False}).get("iss", ""))
+            except jwt.PyJWTError:
+                raise AuthenticationError("client_assertion is not a JWT") from None
+        client = await self._server.get_client(client_id)
+        if client is None:
+            raise AuthenticationError("Invalid client_id")
+        if client.token_endpoint_auth_method != "private_key_jwt":
+            raise AuthenticationError(f"this client authenticates with {client.token_endpoint_auth_method}")
+        issuer = self._server.issuer
+        try:
+            await self._server._assertions.verify(client, assertion, [issuer + "/token", issuer, issuer + "/"])
+        except ClientRefused as problem:
+            raise AuthenticationError(str(problem)) from None
+        return client
 
 
 async def call_asgi(app: Callable[..., Any], request: dict[str, Any]) -> dict[str, Any]:
@@ -576,6 +763,8 @@ def _html(title: str, body: str) -> str:
 
 def _consent_html(request: str, client: Any, pending: _Pending, server: DevAuthServer) -> str:
     name = (client.client_name if client is not None else None) or pending.client_id
+    if is_metadata_document_url(pending.client_id) and name != pending.client_id:
+        name = f"{name} (by its metadata document at {pending.client_id})"  # the name is the document's own claim
     scopes = list(pending.params.scopes or server.config.scopes)
     redirect = urlsplit(str(pending.params.redirect_uri))
     users = "".join(

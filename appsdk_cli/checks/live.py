@@ -67,7 +67,10 @@ def probe_auth(url: str, *, timeout: float) -> dict[str, Any]:
         servers = metadata.get("authorization_servers")
         if isinstance(servers, list) and servers and isinstance(servers[0], str):
             try:
-                auth["authorizationServerMetadata"] = oauth.authorization_server_metadata(http, servers[0])
+                # As found, issuer unchecked: the check reports a mismatch (APPS708) rather than stopping at it.
+                auth["authorizationServerMetadata"] = oauth.authorization_server_metadata(
+                    http, servers[0], verify_issuer=False
+                )
             except oauth.SignInError as problem:
                 auth["authorizationServerError"] = problem.message
     return auth
@@ -99,6 +102,9 @@ def _collect(target: Target, *, call_tools: bool) -> Snapshot:
             for name in tools_to_call(snapshot.tools):
                 try:
                     snapshot.calls[name] = client.call_tool(name, {})
+                except AuthRequired as problem:
+                    snapshot.call_errors[name] = problem.message
+                    snapshot.sign_in_calls[name] = problem.scope or ""
                 except AppsdkError as problem:
                     snapshot.call_errors[name] = problem.message
     return snapshot

@@ -80,6 +80,8 @@ class Snapshot:
     read_errors: dict[str, str] = field(default_factory=dict)
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     call_errors: dict[str, str] = field(default_factory=dict)
+    # Calls refused only for want of a sign-in or of scope (HTTP 401/403): tool name -> the scope asked for.
+    sign_in_calls: dict[str, str] = field(default_factory=dict)
     # Live mode only: how the server answers a client that is not signed in (see checks/auth.py).
     auth: dict[str, Any] = field(default_factory=dict)
     # The server's `instructions` from initialize (None when it sends none), for the submission rules.

@@ -57,10 +57,39 @@ def _has_text(result: dict[str, Any]) -> bool:
     )
 
 
+def _sign_in_needed(snapshot: Snapshot, name: str) -> str | None:
+    """The scope a call was refused for want of (HTTP 401/403, or an isError result with a
+    `mcp/www_authenticate` challenge); None when the call did not fail for that."""
+    if name in snapshot.sign_in_calls:
+        return snapshot.sign_in_calls[name]
+    result = snapshot.calls.get(name) or {}
+    meta = result.get("_meta") if result.get("isError") is True else None
+    challenges = meta.get("mcp/www_authenticate") if isinstance(meta, dict) else None
+    if not challenges:
+        return None
+    from appsdk_cli.client import parse_bearer_challenge
+
+    for challenge in challenges if isinstance(challenges, list) else [challenges]:
+        params = parse_bearer_challenge(str(challenge)) or {}
+        if params.get("error") in ("insufficient_scope", "invalid_token"):
+            return params.get("scope", "")
+    return None
+
+
 def check(snapshot: Snapshot) -> Iterator[Finding]:
     for tool in snapshot.unique_tools():
         name = str(tool.get("name"))
         target = tool_target(name)
+        sign_in = _sign_in_needed(snapshot, name)
+        if sign_in is not None:
+            # Not the tool's fault: it asked for a sign-in (or more scope) the way it should.
+            yield Finding(
+                CALL_FAILED,
+                target,
+                f"{name}: needs a sign-in{' with scope ' + sign_in if sign_in else ''}; its output was not checked",
+                "check again with --token (a token with that scope), or sign in once with `appsdk call " + name + "`",
+            )
+            continue
         if name in snapshot.call_errors:
             yield Finding(
                 CALL_FAILED,

@@ -46,12 +46,23 @@ Token = Annotated[
     ),
 ]
 
+ClientId = Annotated[
+    str | None,
+    typer.Option(
+        "--client-id",
+        help="Sign in as this client: one registered at the authorization server beforehand (its secret, if any, "
+        "in $APPSDK_CLIENT_SECRET), or the https URL of a client metadata document you host. Default: appsdk "
+        "registers itself (dynamic client registration).",
+        show_default=False,
+    ),
+]
 
-def _target(url: str | None, stdio: str | None, timeout: float, token: str | None) -> Any:
+
+def _target(url: str | None, stdio: str | None, timeout: float, token: str | None, client_id: str | None = None) -> Any:
     from appsdk_cli import remote
     from appsdk_cli.render.console import notice
 
-    return remote.resolve_target(url, stdio, timeout=timeout, token=token, sign_in=notice)
+    return remote.resolve_target(url, stdio, timeout=timeout, token=token, sign_in=notice, client_id=client_id)
 
 
 def _parse_json_object(option: str, text: str | None) -> dict[str, Any] | None:
@@ -96,6 +107,7 @@ def call(
     timeout: Timeout = 30.0,
     verbose: Verbose = False,
     token: Token = None,
+    client_id: ClientId = None,
 ) -> None:
     """Call a tool and show what ChatGPT would get: status texts, structuredContent, content, widget _meta.
 
@@ -106,7 +118,7 @@ def call(
     from appsdk_cli.errors import AppsdkError
     from appsdk_cli.render.calls import call_result
 
-    target = _target(url, stdio, timeout, token)
+    target = _target(url, stdio, timeout, token, client_id)
     hints = remote.request_meta(
         locale=locale,
         user_agent=user_agent,
@@ -126,12 +138,13 @@ def tools(
     timeout: Timeout = 30.0,
     verbose: Verbose = False,
     token: Token = None,
+    client_id: ClientId = None,
 ) -> None:
     """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import tools_list
 
-    tools_list(remote.list_tools(_target(url, stdio, timeout, token)), as_json=as_json)
+    tools_list(remote.list_tools(_target(url, stdio, timeout, token, client_id)), as_json=as_json)
 
 
 def resources(
@@ -141,12 +154,13 @@ def resources(
     timeout: Timeout = 30.0,
     verbose: Verbose = False,
     token: Token = None,
+    client_id: ClientId = None,
 ) -> None:
     """List the server's resources (widget templates are ui:// URIs) with their MIME types."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import resources_list
 
-    resources_list(remote.list_resources(_target(url, stdio, timeout, token)), as_json=as_json)
+    resources_list(remote.list_resources(_target(url, stdio, timeout, token, client_id)), as_json=as_json)
 
 
 def read(
@@ -160,9 +174,10 @@ def read(
     timeout: Timeout = 30.0,
     verbose: Verbose = False,
     token: Token = None,
+    client_id: ClientId = None,
 ) -> None:
     """Read one resource and print its contents (a widget's HTML, its _meta)."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import resource_contents
 
-    resource_contents(remote.read_resource(_target(url, stdio, timeout, token), uri), as_json=as_json)
+    resource_contents(remote.read_resource(_target(url, stdio, timeout, token, client_id), uri), as_json=as_json)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from appsdk_cli.commands.call import ArgsJson, Timeout, ToolArguments, ToolName, Url, Verbose
+from appsdk_cli.commands.call import ArgsJson, ClientId, Timeout, Token, ToolArguments, ToolName, Url, Verbose
 
 if TYPE_CHECKING:
     from appsdk_cli.preview import PreviewServer, PreviewSession
@@ -62,6 +62,8 @@ def preview(
     ] = False,
     timeout: Timeout = 30.0,
     verbose: Verbose = False,
+    token: Token = None,
+    client_id: ClientId = None,
 ) -> None:
     """Call a tool and render its widget in a local host page: window.openai, the MCP Apps bridge, the
     resource's CSP, and a log of what the widget does. Ctrl-C stops it.
@@ -76,7 +78,7 @@ def preview(
         PreviewServer,
         prepare,
     )
-    from appsdk_cli.render.console import stopping_on_sigterm, warning
+    from appsdk_cli.render.console import notice, stopping_on_sigterm, warning
     from appsdk_cli.render.preview import preview_log, preview_screenshot, preview_stopped
 
     if allow_errors and screenshot is None:
@@ -86,7 +88,8 @@ def preview(
         from appsdk_cli.preview.screenshot import image_type, screenshot_requirements
 
         image_type(screenshot)
-    target = remote.resolve_target(url, None, timeout=timeout)
+    # Signs in exactly as `appsdk call` does (and takes --token the same way).
+    target = remote.resolve_target(url, None, timeout=timeout, token=token, sign_in=notice, client_id=client_id)
     if screenshot is not None:
         # Before the tool is called: a missing browser should not cost a round trip to find out.
         chromium = screenshot_requirements()

@@ -1,0 +1,275 @@
+"""Who the development authorization server accepts as a client, and how a client proves it is one.
+
+- Redirect URIs (registration and CIMD alike): https, http on loopback only, or a private-use scheme
+  (RFC 8252 §7.1, e.g. `com.example.app:/callback`). Schemes that run or read something where they land
+  (`javascript:`, `data:`, `file:`, ...) are refused: a code sent there is a code handed to an attacker.
+- Client ID Metadata Documents (MCP 2026-07-28, draft-ietf-oauth-client-id-metadata-document): a
+  `client_id` that is an https URL (http on loopback, for tests) names a JSON document the server fetches,
+  checks (its `client_id` is its own URL, its redirect URIs pass the rule above, its auth method is
+  `none` or `private_key_jwt` with keys) and keeps for as long as the document's cache headers allow.
+- `private_key_jwt` (RFC 7523 §2.2): the client signs an assertion with a key its document publishes
+  (`jwks` inline or `jwks_uri`); the server checks signature, `iss` = `sub` = client_id, `aud`, expiry and
+  that the assertion is not replayed.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+CIMD_AUTH_METHODS = ("none", "private_key_jwt")
+ASSERTION_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
+MAX_DOCUMENT_BYTES = 64 * 1024
+FETCH_SECONDS = 5.0
+DEFAULT_CACHE_SECONDS = 300  # a document that says nothing about caching
+MAX_CACHE_SECONDS = 24 * 3600
+MAX_CACHED_DOCUMENTS = 256
+# Schemes that are not an app's own: landing there runs, reads or sends something instead of opening an app.
+NOT_PRIVATE_USE = frozenset(
+    {"javascript", "data", "file", "vbscript", "about", "blob", "filesystem", "view-source"}
+    | {"ftp", "ws", "wss", "mailto", "tel", "sms", "urn"}
+)
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*$")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+class ClientRefused(Exception):
+    """A redirect URI, a client metadata document or an assertion that is not acceptable; the message says why."""
+
+
+def redirect_uri_problem(uri: str) -> str | None:
+    """Why this redirect URI may not receive authorization codes, or None when it may."""
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if parts.fragment:
+        return f"{uri} has a fragment"
+    if scheme == "https":
+        return None if parts.hostname else f"{uri} has no host"
+    if scheme == "http":
+        if parts.hostname in LOOPBACK_HOSTS:
+            return None
+        return f"{uri}: use https (http only on loopback)"
+    if not _SCHEME.match(scheme) or scheme in NOT_PRIVATE_USE:
+        return f"{uri}: a redirect URI must be https, http on loopback, or an app's private-use scheme"
+    return None
+
+
+def is_metadata_document_url(client_id: str) -> bool:
+    """A client_id that names a Client ID Metadata Document rather than a registration."""
+    parts = urlsplit(client_id)
+    return parts.scheme in ("https", "http") and bool(parts.hostname) and parts.path not in ("", "/")
+
+
+def _url_problem(url: str, loopback_http: bool) -> str | None:
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return None
+    if parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS:
+        # Only while the server itself is on loopback: behind a tunnel anyone could make it fetch local ports.
+        return None if loopback_http else f"{url}: a tunnelled server fetches client documents over https only"
+    return f"{url}: a client metadata document must be served over https (http only on loopback)"
+
+
+def cache_seconds(headers: Any) -> float:
+    """How long a fetched document may be kept (RFC 9111 in brief: no-store/no-cache: not at all;
+    max-age; else Expires; else a few minutes), capped at a day."""
+    control = str(headers.get("cache-control") or "").lower()
+    directives = {part.strip().partition("=")[0]: part.strip().partition("=")[2] for part in control.split(",")}
+    if "no-store" in directives or "no-cache" in directives:
+        return 0.0
+    for name in ("s-maxage", "max-age"):
+        if name in directives:
+            try:
+                return float(min(max(int(directives[name].strip('"')), 0), MAX_CACHE_SECONDS))
+            except ValueError:
+                return 0.0
+    if headers.get("expires"):
+        from email.utils import parsedate_to_datetime
+
+        try:
+            left = parsedate_to_datetime(str(headers["expires"])).timestamp() - time.time()
+            return float(min(max(left, 0), MAX_CACHE_SECONDS))
+        except (TypeError, ValueError):
+            return 0.0
+    return float(DEFAULT_CACHE_SECONDS)
+
+
+@dataclass
+class _Cached:
+    value: dict[str, Any]
+    expires_at: float
+
+
+class DocumentCache:
+    """Client metadata documents and JWK sets, fetched on demand and kept as their headers allow."""
+
+    def __init__(
+        self, clock: Callable[[], float] = time.time, loopback_http: Callable[[], bool] = lambda: True
+    ) -> None:
+        self._clock = clock
+        self._loopback_http = loopback_http
+        self._documents: dict[str, _Cached] = {}
+
+    async def fetch_json(self, url: str, what: str) -> dict[str, Any]:
+        problem = _url_problem(url, self._loopback_http())
+        if problem:
+            raise ClientRefused(problem)
+        now = self._clock()
+        cached = self._documents.get(url)
+        if cached is not None and cached.expires_at > now:
+            return cached.value
+        import httpx
+
+        try:
+            # No redirects: the document must be at the URL that is its client_id.
+            async with (
+                httpx.AsyncClient(timeout=FETCH_SECONDS, follow_redirects=False) as http,
+                http.stream("GET", url, headers={"Accept": "application/json"}) as response,
+            ):
+                body = b""
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_DOCUMENT_BYTES:
+                        raise ClientRefused(f"the {what} at {url} is larger than {MAX_DOCUMENT_BYTES} bytes")
+        except httpx.HTTPError as error:
+            raise ClientRefused(f"cannot fetch the {what} at {url}: {type(error).__name__}") from None
+        if response.status_code != 200:
+            raise ClientRefused(f"the {what} at {url} answered HTTP {response.status_code}")
+        import json
+
+        try:
+            value = json.loads(body)
+        except ValueError:
+            raise ClientRefused(f"the {what} at {url} is not JSON") from None
+        if not isinstance(value, dict):
+            raise ClientRefused(f"the {what} at {url} is not a JSON object")
+        keep = cache_seconds(response.headers)
+        self._documents.pop(url, None)
+        if keep > 0:
+            self._documents[url] = _Cached(value, now + keep)
+            self._sweep(now)
+        return value
+
+    def _sweep(self, now: float) -> None:
+        for url in [u for u, c in self._documents.items() if c.expires_at <= now]:
+            del self._documents[url]
+        while len(self._documents) > MAX_CACHED_DOCUMENTS:
+            del self._documents[next(iter(self._documents))]  # the oldest fetch
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+
+async def metadata_document_client(cache: DocumentCache, client_id: str, scopes: tuple[str, ...]) -> Any:
+    """The client a metadata document describes, as mcp's client record; ClientRefused says what is wrong."""
+    from mcp.shared.auth import OAuthClientInformationFull
+    from pydantic import ValidationError
+
+    document = await cache.fetch_json(client_id, "client metadata document")
+    where = f"the client metadata document at {client_id}"
+    if document.get("client_id") != client_id:
+        raise ClientRefused(f"{where} names client_id {document.get('client_id')!r}, not its own URL")
+    uris = document.get("redirect_uris")
+    if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
+        raise ClientRefused(f"the client metadata document at {client_id} lists no redirect_uris")
+    for uri in uris:
+        problem = redirect_uri_problem(uri)
+        if problem:
+            raise ClientRefused(f"the client metadata document at {client_id}: {problem}")
+    method = document.get("token_endpoint_auth_method", "none")
+    if method not in CIMD_AUTH_METHODS:
+        raise ClientRefused(
+            f"the client metadata document at {client_id} asks for {method!r}; "
+            f"a metadata-document client uses {' or '.join(CIMD_AUTH_METHODS)} (it has no shared secret)"
+        )
+    if method == "private_key_jwt" and not (isinstance(document.get("jwks"), dict) or document.get("jwks_uri")):
+        raise ClientRefused(f"{where} uses private_key_jwt but has no jwks or jwks_uri")
+    if any(k in document for k in ("client_secret", "client_secret_expires_at")):
+        raise ClientRefused(f"the client metadata document at {client_id} carries a client_secret; it must not")
+    grant_types = document.get("grant_types") or ["authorization_code", "refresh_token"]
+    asked = str(document.get("scope") or "").split()
+    try:
+        return OAuthClientInformationFull(
+            client_id=client_id,
+            client_name=document.get("client_name") if isinstance(document.get("client_name"), str) else None,
+            redirect_uris=uris,
+            token_endpoint_auth_method=method,
+            grant_types=grant_types,
+            response_types=document.get("response_types") or ["code"],
+            scope=" ".join(s for s in asked if s in scopes) if asked else " ".join(scopes),
+            jwks_uri=document.get("jwks_uri"),
+            jwks=document.get("jwks"),
+            application_type=document.get("application_type"),
+        )
+    except ValidationError as problem:
+        first = problem.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise ClientRefused(f"the client metadata document at {client_id}: {where}: {first.get('msg')}") from None
+
+
+class AssertionVerifier:
+    """Checks `private_key_jwt` client assertions and remembers their `jti` until they expire."""
+
+    def __init__(self, cache: DocumentCache, clock: Callable[[], float] = time.time) -> None:
+        self._cache = cache
+        self._clock = clock
+        self._seen: dict[str, float] = {}  # jti -> exp
+
+    async def verify(self, client: Any, assertion: str, audiences: list[str]) -> None:
+        import jwt
+
+        keys = await self._keys(client)
+        try:
+            header = jwt.get_unverified_header(assertion)
+        except jwt.PyJWTError:
+            raise ClientRefused("client_assertion is not a JWT") from None
+        kid = header.get("kid")
+        candidates = [k for k in keys if kid is None or k.get("kid") in (None, kid)]
+        if not candidates:
+            raise ClientRefused(f"no key in the client's JWK set matches kid {kid!r}")
+        claims: dict[str, Any] | None = None
+        for jwk in candidates:
+            try:
+                key = jwt.PyJWK.from_dict(jwk)
+                claims = jwt.decode(
+                    assertion,
+                    key.key,
+                    algorithms=[a for a in ASSERTION_ALGORITHMS if a == header.get("alg")],
+                    audience=audiences,
+                    options={"require": ["iss", "sub", "aud", "exp", "jti"]},
+                    leeway=30,
+                )
+                break
+            except jwt.ExpiredSignatureError:
+                raise ClientRefused("the client assertion has expired") from None
+            except jwt.InvalidAudienceError:
+                raise ClientRefused(f"the client assertion's aud is not {audiences[0]}") from None
+            except jwt.MissingRequiredClaimError as missing:
+                raise ClientRefused(f"the client assertion has no {missing.claim} claim") from None
+            except (jwt.PyJWTError, ValueError, TypeError):
+                continue
+        if claims is None:
+            raise ClientRefused("the client assertion's signature does not verify with the client's keys")
+        if claims["iss"] != client.client_id or claims["sub"] != client.client_id:
+            raise ClientRefused("the client assertion's iss and sub must both be the client_id")
+        now = self._clock()
+        for jti in [j for j, exp in self._seen.items() if exp < now - 60]:
+            del self._seen[jti]
+        jti = str(claims["jti"])
+        if jti in self._seen:
+            raise ClientRefused("the client assertion was already used (jti replayed)")
+        self._seen[jti] = float(claims["exp"])
+
+    async def _keys(self, client: Any) -> list[dict[str, Any]]:
+        jwks = client.jwks if isinstance(client.jwks, dict) else None
+        if jwks is None and client.jwks_uri:
+            jwks = await self._cache.fetch_json(str(client.jwks_uri), "JWK set")
+        keys = (jwks or {}).get("keys")
+        if not isinstance(keys, list) or not keys:
+            raise ClientRefused("the client publishes no keys (jwks or jwks_uri)")
+        return [k for k in keys if isinstance(k, dict)]
