@@ -15,10 +15,14 @@ from typing import Any
 
 from appsdk_cli.appmeta import ResourceMeta, ToolMeta, resource_meta, tool_meta
 from appsdk_cli.client import (
+    AUTO,
     DEFAULT_TIMEOUT,
     AuthRequired,
     ConnectError,
+    Elicitor,
+    EraCache,
     McpClient,
+    NotificationSink,
     ProtocolError,
     connect,
     parse_bearer_challenge,
@@ -38,6 +42,13 @@ class Target:
     token: str | None = field(default=None, repr=False)
     # Told about an interactive sign-in (the renderer); None: a 401 is an error, no browser opens.
     sign_in: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
+    # The protocol era (--protocol): "auto" negotiates, and remembers what each URL spoke in `eras`.
+    protocol: str = AUTO
+    eras: EraCache = field(default_factory=EraCache, repr=False, compare=False)
+    # Answers a server's questions (MRTR input_required, elicitation/create); None: they are refused.
+    elicit: Elicitor | None = field(default=None, repr=False, compare=False)
+    # Shown progress and log notifications of a call as they arrive; None: they are dropped.
+    notify: NotificationSink | None = field(default=None, repr=False, compare=False)
 
     @property
     def description(self) -> str:
@@ -52,6 +63,9 @@ def resolve_target(
     cwd: Path | None = None,
     token: str | None = None,
     sign_in: Callable[[str], None] | None = None,
+    protocol: str = AUTO,
+    elicit: Elicitor | None = None,
+    notify: NotificationSink | None = None,
 ) -> Target:
     """--stdio, else --url, else $APPSDK_URL, else the running `appsdk dev`, else the default URL."""
     if url and stdio:
@@ -61,11 +75,20 @@ def resolve_target(
     if stdio is not None:
         if token is not None:
             raise UsageError("--token goes with an HTTP server, not --stdio")
-        return Target(stdio=stdio, source="--stdio", timeout=timeout)
+        return Target(stdio=stdio, source="--stdio", timeout=timeout, protocol=protocol, elicit=elicit, notify=notify)
     from appsdk_cli.project import resolve_server_url
 
     location = resolve_server_url(url, cwd)
-    return Target(url=location.url, source=location.source, timeout=timeout, token=token, sign_in=sign_in)
+    return Target(
+        url=location.url,
+        source=location.source,
+        timeout=timeout,
+        token=token,
+        sign_in=sign_in,
+        protocol=protocol,
+        elicit=elicit,
+        notify=notify,
+    )
 
 
 _SOURCE_HINTS = {
@@ -117,7 +140,16 @@ def session(target: Target, *, scope: str | None = None) -> Iterator[McpClient]:
 
 
 def _connected(target: Target, token: str | None, scope: str | None) -> McpClient:
-    client = connect(target.url, stdio=target.stdio, timeout=target.timeout, token=token)
+    client = connect(
+        target.url,
+        stdio=target.stdio,
+        timeout=target.timeout,
+        token=token,
+        protocol=target.protocol,
+        eras=target.eras,
+        on_elicit=target.elicit,
+        on_notification=target.notify,
+    )
     return client.__enter__()  # the handshake; the transport is closed if it fails
 
 
@@ -159,6 +191,7 @@ class CallOutcome:
     tool: ToolMeta
     arguments: dict[str, Any]
     result: dict[str, Any]  # the CallToolResult, as on the wire
+    era: str = ""  # the protocol era the call went out in, e.g. "2026-07-28 (stateless)"
 
     @property
     def is_error(self) -> bool:
@@ -189,6 +222,7 @@ def call_tool(
             raise _unknown("tool", name, [str(t.get("name")) for t in tools], target.description)
         arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
         result = client.call_tool(name, arguments, meta or None)
+        era = client.era.label if client.era else ""
     scope = _relink_scope(result) if target.sign_in is not None and target.token is None else None
     if scope is not None:
         # The tool asked for more (insufficient_scope in `mcp/www_authenticate`): sign in again, as ChatGPT would.
@@ -198,7 +232,7 @@ def call_tool(
         oauth.forget(target.url)
         with session(target, scope=scope) as client:
             result = client.call_tool(name, arguments, meta or None)
-    return CallOutcome(target, tool_meta(tool), arguments, result)
+    return CallOutcome(target, tool_meta(tool), arguments, result, era)
 
 
 def _relink_scope(result: dict[str, Any]) -> str | None:
@@ -219,12 +253,30 @@ class ToolsOutcome:
     target: Target
     tools: list[dict[str, Any]]  # as on the wire
     metas: list[ToolMeta] = field(default_factory=list)
+    era: str = ""  # the era this listing came in
+    # Which eras the server speaks (client.probe.EraReport), for HTTP servers; None over stdio.
+    eras: Any = None
+    # Tools a 2026-07-28 client must leave out (invalid x-mcp-header), with why.
+    dropped: dict[str, str] = field(default_factory=dict)
 
 
 def list_tools(target: Target) -> ToolsOutcome:
+    from appsdk_cli.client.probe import probe_eras
+
     with session(target) as client:
         tools = client.list_tools()
-    return ToolsOutcome(target, tools, [tool_meta(t) for t in tools])
+        era = client.era.label if client.era else ""
+        dropped = dict(client.dropped_tools)
+    report = probe_eras(target.url, timeout=target.timeout, token=_token_for(target)) if target.url else None
+    return ToolsOutcome(target, tools, [tool_meta(t) for t in tools], era, report, dropped)
+
+
+def _token_for(target: Target) -> str | None:
+    if target.token is not None or target.url is None:
+        return target.token
+    from appsdk_cli.auth import client as oauth
+
+    return oauth.usable_token(target.url, timeout=target.timeout)
 
 
 @dataclass

@@ -55,7 +55,7 @@ class Era:
         if self.modern:
             return f"{self.version} (stateless)"
         if self.transport == SSE:
-            return f"{self.version} handshake over HTTP+SSE"
+            return f"HTTP+SSE ({self.version} handshake)"
         return f"{self.version} handshake"
 
 

@@ -347,12 +347,17 @@ class HttpTransport:
             )
         # A JSON-RPC error in the body says more than the status line (a 2026-07-28 server always sends one).
         try:
-            error = json.loads(text).get("error") if text else None
-        except (ValueError, AttributeError):
-            error = None
+            answer = json.loads(text) if text else None
+        except ValueError:
+            answer = None
+        error = answer.get("error") if isinstance(answer, dict) else None
         if not isinstance(error, dict):
             error = None
         why = f": {error.get('message')}" if error and error.get("message") else ""
+        if error is not None and answer.get("id") is None:
+            # No request id: the transport refused the request before any JSON-RPC layer read it (how 2025
+            # servers refuse a 2026-07-28 POST), which says nothing about the method or its params.
+            error = None
         code = error.get("code") if error and isinstance(error.get("code"), int) else None
         hints = {
             421: " (the server refused the Host header: DNS-rebinding protection)",

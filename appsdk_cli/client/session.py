@@ -304,16 +304,24 @@ class McpClient:
             headers = modern.routing_headers(method, params, param_headers=extra, encode_all=self._encode_all_headers)
         if params is not None:
             message["params"] = params
-        answer = self._send(message, headers)
+        try:
+            answer = self._send(message, headers)
+        except ProtocolError as problem:
+            if problem.error is None or isinstance(problem, AuthRequired):
+                raise
+            # A JSON-RPC error carried by an HTTP error status (the 2026-07-28 way): the error is the answer.
+            answer = {"jsonrpc": "2.0", "id": message["id"], "error": problem.error, "_status": problem.status}
         if not isinstance(answer, dict):
             raise ProtocolError(f"{self.transport.description} sent no answer to {method}")
         if "error" in answer:
             error = answer["error"] if isinstance(answer["error"], dict) else {}
             code = error.get("code")
+            status = answer.pop("_status", None)
             raise ProtocolError(
                 f"{method} failed: {error.get('message', 'unknown error')} (JSON-RPC error {code})",
                 code=code if isinstance(code, int) else None,
                 detail=json.dumps(answer, indent=2),
+                status=status,
                 error=error,
             )
         result = answer.get("result")
@@ -344,8 +352,9 @@ class McpClient:
         except ProtocolError as problem:
             if not self._era_from_cache or _unreachable(problem) or isinstance(problem, AuthRequired):
                 raise
-            if problem.code is not None and problem.code not in modern.MODERN_ERRORS and problem.status is None:
-                raise  # a JSON-RPC error from a modern server: the era is right, the request is not
+            refused = problem.error is None and problem.status is not None and 400 <= problem.status < 500
+            if not refused and problem.code != modern.UNSUPPORTED_PROTOCOL_VERSION:
+                raise  # a JSON-RPC error about this request: the era is right, the request is not
             # The remembered era was wrong (the server changed): find out again, then resend once.
             self._forget_era()
             self.negotiate()
