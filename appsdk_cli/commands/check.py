@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from appsdk_cli.commands.call import Protocol
+
 
 def check(
     path: Annotated[
@@ -41,6 +43,7 @@ def check(
         typer.Option("--token", help="A bearer token for a protected server (live mode).", show_default=False),
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")] = False,
+    protocol: Protocol = "auto",
 ) -> None:
     """Lint an app: widget links, MIME types, CSP, status texts, annotations, schemas and real outputs.
 
@@ -53,7 +56,7 @@ def check(
     from appsdk_cli.checks import check_source, choose_source
     from appsdk_cli.render.check import check_report
 
-    source = choose_source(path, url, timeout=timeout, token=token)
+    source = choose_source(path, url, timeout=timeout, token=token, protocol=protocol)
     report = check_source(source, timeout=timeout, call_tools=not no_calls, strict=strict)
     check_report(report, as_json=as_json)
     if report.failed:
