@@ -310,7 +310,11 @@ class HttpTransport:
                 # The rest of the stream is not ours to wait for; a half-read response spoils the connection.
                 self._drop_connection()
                 return message
-            reply = on_other(message)
+            try:
+                reply = on_other(message)
+            except BaseException:
+                self._drop_connection()  # the rest of this answer will never be read
+                raise
             if reply is not None:
                 self._post_reply(reply)
         self._drop_connection()

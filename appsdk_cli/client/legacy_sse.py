@@ -27,6 +27,9 @@ from appsdk_cli.client.http import (
 if TYPE_CHECKING:
     import http.client
 
+# An HTTP+SSE server names its endpoint at once; a stream that stays silent is some other kind of stream.
+ENDPOINT_SECONDS = 5.0
+
 
 class SseTransport:
     """One HTTP+SSE session: the GET event stream, and POSTs to the endpoint it names."""
@@ -42,7 +45,7 @@ class SseTransport:
         self.url = url
         self.description = url
         self.timeout = timeout
-        self._stream_side = HttpTransport(url, timeout=timeout, headers=headers, token=token)
+        self._stream_side = HttpTransport(url, timeout=min(timeout, ENDPOINT_SECONDS), headers=headers, token=token)
         self._headers = headers
         self._token = token
         self._posts: HttpTransport | None = None
@@ -77,9 +80,17 @@ class SseTransport:
                         endpoint, timeout=self.timeout, headers=self._headers, token=self._token
                     )
                     self._posts.description = self.description
+                    # From now on the stream carries answers, which may take as long as any answer.
+                    connection = self._stream_side._connection
+                    if connection is not None and connection.sock is not None:
+                        connection.sock.settimeout(self.timeout)
                     return
         except TimeoutError as problem:
-            raise ConnectError(f"{self.description} sent no endpoint event within {self.timeout:g} s") from problem
+            raise ProtocolError(
+                f"{self.description} opened an event stream but named no endpoint within"
+                f" {self._stream_side.timeout:g} s, so it is not an HTTP+SSE (2024-11-05) server",
+                status=200,
+            ) from problem
         raise ProtocolError(f"{self.description} closed its event stream without naming an endpoint")
 
     def exchange(

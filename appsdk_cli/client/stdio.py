@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import IO
 
 from appsdk_cli.client.http import DEFAULT_TIMEOUT, ConnectError, Message, ProtocolError
+from appsdk_cli.errors import AppsdkError
 
 # How much of the server's stderr a failure message quotes (the rest is in --verbose details).
 STDERR_LINES_SHOWN = 6
@@ -61,18 +62,37 @@ class StdioTransport:
         except (BrokenPipeError, OSError) as problem:
             raise self._died() from problem
 
-    def _died(self) -> ConnectError:
+    def _died(self) -> AppsdkError:
         # Its output closing usually means it is exiting: give it a moment so we can say with what code.
         try:
             code: int | None = self.process.wait(timeout=1)
         except subprocess.TimeoutExpired:
             code = None
+        if not self._spoke_mcp:
+            # What it printed before it went says whether it ever meant to speak MCP here.
+            printed = self._buffer + self._rest_of_stdout()
+            if printed.strip() and not printed.lstrip().startswith(b"{"):
+                return self._not_mcp(printed.strip().splitlines()[0])
         state = f"exited with {code}" if code is not None else "closed its output"
         log = self._server_log()
         # The last lines of its stderr usually say why (a traceback's last line, a usage message).
         tail = [line for line in log.strip().splitlines() if line.strip()][-STDERR_LINES_SHOWN:]
         said = ("; its stderr ends:\n  " + "\n  ".join(tail)) if tail else " (it wrote nothing on stderr)"
         return ConnectError(f"{self.description} {state} before answering{said}", detail=log)
+
+    def _rest_of_stdout(self) -> bytes:
+        import selectors
+
+        if self.process.stdout is None:
+            return b""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.process.stdout, selectors.EVENT_READ)
+            if not selector.select(0.2):
+                return b""
+            try:
+                return os.read(self.process.stdout.fileno(), 65536)
+            except OSError:
+                return b""
 
     def _read_line(self, deadline: float) -> bytes:
         import selectors
@@ -93,9 +113,10 @@ class StdioTransport:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
 
-    def _not_mcp(self, line: bytes) -> ProtocolError:
+    def _not_mcp(self, line: bytes) -> ConnectError:
+        # A ConnectError, not a ProtocolError: no era fallback can help a command that is not an MCP server.
         shown = line[:200].decode("utf-8", "replace").strip()
-        return ProtocolError(
+        return ConnectError(
             f"{self.description} does not speak MCP on stdio: its first output is not JSON-RPC ({shown!r});"
             " is it an HTTP server? Start it with its stdio option, or use --url",
             detail=line[:2000].decode("utf-8", "replace") + "\n--- stderr ---\n" + self._server_log(),

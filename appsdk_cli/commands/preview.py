@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from appsdk_cli.commands.call import ArgsJson, Timeout, ToolArguments, ToolName, Url, Verbose
+from appsdk_cli.commands.call import ArgsJson, Protocol, Timeout, ToolArguments, ToolName, Url, Verbose
 
 if TYPE_CHECKING:
     from appsdk_cli.preview import PreviewServer, PreviewSession
@@ -57,6 +57,7 @@ def preview(
     ] = False,
     timeout: Timeout = 30.0,
     verbose: Verbose = False,
+    protocol: Protocol = "auto",
 ) -> None:
     """Call a tool and render its widget in a local host page: window.openai, the MCP Apps bridge, the
     resource's CSP, and a log of what the widget does. Ctrl-C stops it.
@@ -72,7 +73,7 @@ def preview(
     from appsdk_cli.render.console import stopping_on_sigterm, warning
     from appsdk_cli.render.preview import preview_log, preview_screenshot, preview_stopped
 
-    target = remote.resolve_target(url, None, timeout=timeout)
+    target = remote.resolve_target(url, None, timeout=timeout, protocol=protocol)
     chromium = None
     if screenshot is not None:
         from appsdk_cli.preview.screenshot import screenshot_requirements
