@@ -435,9 +435,9 @@ def test_404_hint_only_when_nothing_mcp_answers(scaffold_app, eras_app, home):
     result = appsdk("tools", "--url", wrong_path, env=home)
     assert result.returncode == 1 and "wrong path?" in one_line_error(result)
     # A modern server's own 404 (an unknown method, with a JSON-RPC body) gets no such hint.
-    with lean.connect(eras_app.url, eras=lean.EraCache(Path(home["APPSDK_HOME"]) / "e.json")) as client:
-        with pytest.raises(lean.ProtocolError) as raised:
-            client.request("nope/nothing")
+    cache = lean.EraCache(Path(home["APPSDK_HOME"]) / "e.json")
+    with lean.connect(eras_app.url, eras=cache) as client, pytest.raises(lean.ProtocolError) as raised:
+        client.request("nope/nothing")
     assert raised.value.status == 404 and "wrong path" not in raised.value.message
 
 
