@@ -81,6 +81,11 @@ def probe_eras(url: str, *, timeout: float, token: str | None = None) -> EraRepo
                 report.initialize_error = problem.message
         finally:
             client.transport.close()
+    if report.spoken:
+        # It speaks streamable HTTP here; POST and an HTTP+SSE GET on one URL is rare, and asking costs
+        # a wait (a streamable GET stream names no endpoint), so HTTP+SSE is not asked for.
+        report.sse_error = "not asked: the server speaks streamable HTTP at this URL"
+        return report
     sse = McpClient(
         HttpTransport(url, timeout=min(timeout, SSE_PROBE_SECONDS), token=token), protocol=LEGACY_SSE_VERSION
     )
