@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,6 +126,7 @@ class EraCache:
         target = self._file()
         with contextlib.suppress(OSError):
             target.parent.mkdir(parents=True, exist_ok=True)
-            temporary = target.with_name(f".{target.name}.{os.getpid()}")
+            # One temporary file per thread: `apps` lists several servers at once, each remembering its era.
+            temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}")
             temporary.write_text(json.dumps(entries, indent=1), encoding="utf-8")
             temporary.replace(target)
