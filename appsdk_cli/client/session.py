@@ -350,9 +350,12 @@ class McpClient:
         try:
             result = self._modern_request(method, params)
         except ProtocolError as problem:
+            refused = problem.error is None and problem.status is not None and 400 <= problem.status < 500
+            if refused and self.protocol == modern.MODERN_VERSION and not isinstance(problem, AuthRequired):
+                problem.message += "; it does not seem to speak 2026-07-28 (--protocol auto finds what it speaks)"
+                raise
             if not self._era_from_cache or _unreachable(problem) or isinstance(problem, AuthRequired):
                 raise
-            refused = problem.error is None and problem.status is not None and 400 <= problem.status < 500
             if not refused and problem.code != modern.UNSUPPORTED_PROTOCOL_VERSION:
                 raise  # a JSON-RPC error about this request: the era is right, the request is not
             # The remembered era was wrong (the server changed): find out again, then resend once.
