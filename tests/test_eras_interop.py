@@ -167,3 +167,59 @@ def test_conformance_server_scenarios_pass_on_the_scaffold(node22, conformance_s
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert ", 0 failed" in done.stdout and "Passed: 0/" not in done.stdout, done.stdout
+
+
+# --- an mcp 1.x FastMCP app, the way OpenAI's Python examples are written --------------------------------
+
+MCP1_VENV = Path("/tmp/appsdk-mcp1")
+MCP1_APP = '''
+import sys
+from mcp.server.fastmcp import FastMCP
+
+mcp = FastMCP("hello-v1", port=int(sys.argv[2]) if len(sys.argv) > 2 else 8000)
+
+
+@mcp.tool()
+def hello(name: str) -> str:
+    """Say hello."""
+    return f"Hello, {name}!"
+
+
+mcp.run(sys.argv[1])
+'''
+
+
+@pytest.fixture(scope="session")
+def mcp1_python() -> str:
+    """Python with mcp 1.x (pip `mcp<2`) in a venv of its own: 2025 handshake and HTTP+SSE, no 2026-07-28."""
+    import sys
+
+    python = MCP1_VENV / "bin" / "python"
+    if not (python.exists() and subprocess.run([str(python), "-c", "import mcp.server.fastmcp"]).returncode == 0):
+        subprocess.run([sys.executable, "-m", "venv", str(MCP1_VENV)], check=True, timeout=300)
+        installed = subprocess.run(
+            [str(MCP1_VENV / "bin" / "pip"), "install", "--quiet", "mcp<2"], capture_output=True, text=True, timeout=900
+        )
+        assert installed.returncode == 0, installed.stderr
+    return str(python)
+
+
+@pytest.mark.parametrize(
+    ("transport", "path", "era"), [("sse", "/sse", "HTTP+SSE"), ("streamable-http", "/mcp", "2025-11-25")]
+)
+def test_an_mcp1_fastmcp_app_in_each_transport(mcp1_python, tmp_path: Path, home, transport, path, era):
+    app = tmp_path / "app.py"
+    app.write_text(MCP1_APP, encoding="utf-8")
+    port = free_port()
+    server = serve([mcp1_python, str(app), transport, str(port)], port)
+    try:
+        url = f"http://127.0.0.1:{port}{path}"
+        called = appsdk("call", "hello", "name=Ada", "--url", url, env=home)
+        assert called.returncode == 0 and era in called.stdout and "Hello, Ada!" in called.stdout, called.stderr
+        checked = json.loads(appsdk("check", "--url", url, "--json", env=home).stdout)
+        assert "APPS801" in [f["rule"] for f in checked["findings"]]  # no 2026-07-28: a warning, not an error
+    finally:
+        stop(server.process)
+    # The same app on stdio survives the 2026-07-28 probe and falls back to the handshake.
+    stdio = appsdk("call", "hello", "name=Ada", "--stdio", f'"{mcp1_python}" "{app}" stdio', env=home)
+    assert stdio.returncode == 0 and "Hello, Ada!" in stdio.stdout, stdio.stderr
