@@ -218,6 +218,11 @@ def call_tool(
     with session(target) as client:
         tools = client.list_tools()
         tool = next((t for t in tools if t.get("name") == name), None)
+        if tool is None and name in client.dropped_tools:
+            raise UsageError(
+                f"{name} is left out of tools/list in 2026-07-28 ({client.dropped_tools[name]});"
+                " `--protocol 2025-11-25` calls it the old way, and `appsdk check` explains the rule"
+            )
         if tool is None:
             raise _unknown("tool", name, [str(t.get("name")) for t in tools], target.description)
         arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)

@@ -210,6 +210,8 @@ def test_tools_reports_the_eras_and_the_dropped_tool(eras_app, home):
     assert spoken == {(MODERN, "streamable-http"), ("2025-11-25", "streamable-http"), ("2025-06-18", "streamable-http")}
     shown = appsdk("tools", "--url", eras_app.url, env=home)
     assert "speaks: 2026-07-28" in shown.stdout and "left out bad-header" in shown.stdout
+    refused = appsdk("call", "bad-header", "amount=1.5", "--url", eras_app.url, env=home)
+    assert refused.returncode == 2 and "left out of tools/list in 2026-07-28" in one_line_error(refused)
     # In the handshake era the annotation means nothing, so nothing is left out.
     old = json.loads(appsdk("tools", "--url", eras_app.url, "--json", "--protocol", "2025-06-18", env=home).stdout)
     assert "bad-header" in [t["name"] for t in old["tools"]]
