@@ -112,23 +112,29 @@ def session(target: Target, *, scope: str | None = None) -> Iterator[McpClient]:
     token = target.token
     if token is None and target.url is not None:
         token = oauth.usable_token(target.url, timeout=target.timeout)
+
+    def signed_in(challenge: AuthRequired) -> str:
+        """A fresh token after a 401, or the 401 itself when this command may not sign in."""
+        if target.token is not None or target.url is None or target.sign_in is None:
+            if target.token is None:
+                challenge.message += "; sign in with `appsdk call` (it opens the browser) or pass --token"
+            raise challenge
+        oauth.forget(target.url)
+        return oauth.sign_in(
+            target.url,
+            resource_metadata=challenge.resource_metadata,
+            scope=scope or challenge.scope,
+            timeout=target.timeout,
+            notify=target.sign_in,
+        )
+
     try:
         try:
-            client = _connected(target, token, scope)
+            client = _connected(target, token, signed_in)
         except AuthRequired as challenge:
-            if target.token is not None or target.url is None or target.sign_in is None:
-                if target.token is None:
-                    challenge.message += "; sign in with `appsdk call` (it opens the browser) or pass --token"
-                raise
-            oauth.forget(target.url)
-            token = oauth.sign_in(
-                target.url,
-                resource_metadata=challenge.resource_metadata,
-                scope=scope or challenge.scope,
-                timeout=target.timeout,
-                notify=target.sign_in,
-            )
-            client = _connected(target, token, scope)
+            # A remembered 2026-07-28 era sends nothing on connect, so a 401 can also come with the first
+            # request: the client then asks signed_in itself and retries.
+            client = _connected(target, signed_in(challenge), signed_in)
     except ConnectError as problem:
         if target.url and target.source != "--url":
             problem.message = f"{problem.message} ({_SOURCE_HINTS[target.source]})"
@@ -139,7 +145,7 @@ def session(target: Target, *, scope: str | None = None) -> Iterator[McpClient]:
         client.transport.close()
 
 
-def _connected(target: Target, token: str | None, scope: str | None) -> McpClient:
+def _connected(target: Target, token: str | None, on_unauthorized: Callable[[AuthRequired], str]) -> McpClient:
     client = connect(
         target.url,
         stdio=target.stdio,
@@ -149,6 +155,7 @@ def _connected(target: Target, token: str | None, scope: str | None) -> McpClien
         eras=target.eras,
         on_elicit=target.elicit,
         on_notification=target.notify,
+        on_unauthorized=on_unauthorized,
     )
     return client.__enter__()  # the handshake; the transport is closed if it fails
 

@@ -101,6 +101,8 @@ class Transport(Protocol):
 
     def set_protocol_version(self, version: str) -> None: ...
 
+    def set_token(self, token: str) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -213,6 +215,9 @@ class HttpTransport:
 
     def set_protocol_version(self, version: str) -> None:
         self.protocol_version = version
+
+    def set_token(self, token: str) -> None:
+        self.extra_headers["Authorization"] = f"Bearer {token}"
 
     def _request(
         self, method: str, body: bytes | None, headers: dict[str, str] | None = None

@@ -55,6 +55,11 @@ class SseTransport:
     def set_protocol_version(self, version: str) -> None:
         pass  # 2024-11-05 has no protocol-version header
 
+    def set_token(self, token: str) -> None:
+        for side in (self._stream_side, self._posts):
+            if side is not None:
+                side.set_token(token)
+
     def open(self) -> None:
         """GET the stream and wait for its `endpoint` event."""
         response = self._stream_side._request("GET", None, {"Accept": "text/event-stream"})

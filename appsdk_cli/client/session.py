@@ -83,8 +83,11 @@ class McpClient:
         eras: EraCache | None = None,
         on_elicit: Elicitor | None = None,
         on_notification: NotificationSink | None = None,
+        on_unauthorized: Callable[[AuthRequired], str] | None = None,
     ) -> None:
         self.transport = transport
+        # Given a 401 mid-session, returns a new bearer token (after a sign-in) or raises.
+        self.on_unauthorized = on_unauthorized
         self.trace = trace
         self.protocol = protocol
         self.eras = eras
@@ -345,6 +348,16 @@ class McpClient:
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send a request in the negotiated era; return its (final) result, or raise ProtocolError."""
+        try:
+            return self._request_in_era(method, params)
+        except AuthRequired as challenge:
+            if self.on_unauthorized is None or not self.modern:
+                raise
+            # Only a stateless request can simply be sent again; a handshake session would need a new one.
+            self.transport.set_token(self.on_unauthorized(challenge))
+            return self._request_in_era(method, params)
+
+    def _request_in_era(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         if not self.modern:
             return self._exchange(method, params, modern_era=False)
         try:
@@ -361,7 +374,7 @@ class McpClient:
             # The remembered era was wrong (the server changed): find out again, then resend once.
             self._forget_era()
             self.negotiate()
-            return self.request(method, params)
+            return self._request_in_era(method, params)
         self._era_from_cache = False
         return result
 
@@ -558,6 +571,7 @@ def connect(
     eras: EraCache | None = None,
     on_elicit: Elicitor | None = None,
     on_notification: NotificationSink | None = None,
+    on_unauthorized: Callable[[AuthRequired], str] | None = None,
 ) -> McpClient:
     """A client for the server at `url` (with a bearer `token` if given), or for the stdio server that
     `stdio` starts (a shell-style command). `eras` remembers what each URL spoke (None: a fresh cache
@@ -577,4 +591,5 @@ def connect(
         eras=eras if eras is not None else EraCache(),
         on_elicit=on_elicit,
         on_notification=on_notification,
+        on_unauthorized=on_unauthorized,
     )

@@ -51,6 +51,9 @@ class StdioTransport:
     def set_protocol_version(self, version: str) -> None:
         pass  # stdio carries no headers
 
+    def set_token(self, token: str) -> None:
+        pass  # stdio has no bearer tokens
+
     def _server_log(self) -> str:
         self._log.seek(0)
         return self._log.read()[-4000:].decode("utf-8", "replace")
