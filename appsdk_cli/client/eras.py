@@ -54,7 +54,7 @@ class Era:
     @property
     def label(self) -> str:
         if self.modern:
-            return f"{self.version} (stateless)"
+            return self.version
         if self.transport == SSE:
             return f"HTTP+SSE ({self.version} handshake)"
         return f"{self.version} handshake"

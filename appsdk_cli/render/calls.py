@@ -128,7 +128,9 @@ def _eras_lines(console: Any, outcome: ToolsOutcome) -> None:
 
     if outcome.eras is not None:
         spoken = ", ".join(outcome.eras.labels) or "none that appsdk could confirm"
-        console.print(f"[cyan]speaks:[/] {escape(spoken)} [dim](listed in {escape(outcome.era)})[/]", soft_wrap=True)
+        console.print(
+            f"[cyan]speaks:[/] {escape(spoken)} [dim](this listing: {escape(outcome.era)})[/]", soft_wrap=True
+        )
     elif outcome.era:
         console.print(f"[cyan]speaks:[/] {escape(outcome.era)}", soft_wrap=True)
     for name, why in outcome.dropped.items():

@@ -44,7 +44,7 @@ def check_report(report: CheckReport, *, as_json: bool) -> None:
         names = ", ".join(
             f"HTTP+SSE ({e.get('version')})" if e.get("transport") == "sse" else str(e.get("version")) for e in spoken
         )
-        console.print(f"[cyan]speaks:[/] {escape(names)} [dim](checked in {escape(snapshot.era)})[/]", soft_wrap=True)
+        console.print(f"[cyan]speaks:[/] {escape(names)} [dim](this check: {escape(snapshot.era)})[/]", soft_wrap=True)
     if not report.findings:
         console.print(f"[green]✓ no problems[/] [dim]{where}[/]", soft_wrap=True)
         return
