@@ -15,10 +15,14 @@ from typing import Any, TypeVar
 
 from appsdk_cli.appmeta import ResourceMeta, ToolMeta, resource_meta, tool_meta
 from appsdk_cli.client import (
+    AUTO,
     DEFAULT_TIMEOUT,
     AuthRequired,
     ConnectError,
+    Elicitor,
+    EraCache,
     McpClient,
+    NotificationSink,
     ProtocolError,
     connect,
     parse_bearer_challenge,
@@ -42,6 +46,13 @@ class Target:
     sign_in: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
     # Who appsdk is at the authorization server (--client-id): a pre-registered id or a CIMD URL.
     client_id: str | None = None
+    # The protocol era (--protocol): "auto" negotiates, and remembers what each URL spoke in `eras`.
+    protocol: str = AUTO
+    eras: EraCache = field(default_factory=EraCache, repr=False, compare=False)
+    # Answers a server's questions (MRTR input_required, elicitation/create); None: they are refused.
+    elicit: Elicitor | None = field(default=None, repr=False, compare=False)
+    # Shown progress and log notifications of a call as they arrive; None: they are dropped.
+    notify: NotificationSink | None = field(default=None, repr=False, compare=False)
 
     @property
     def description(self) -> str:
@@ -57,6 +68,9 @@ def resolve_target(
     token: str | None = None,
     sign_in: Callable[[str], None] | None = None,
     client_id: str | None = None,
+    protocol: str = AUTO,
+    elicit: Elicitor | None = None,
+    notify: NotificationSink | None = None,
 ) -> Target:
     """--stdio, else --url, else $APPSDK_URL, else the running `appsdk dev`, else the default URL."""
     if url and stdio:
@@ -68,12 +82,20 @@ def resolve_target(
     if stdio is not None:
         if token is not None:
             raise UsageError("--token goes with an HTTP server, not --stdio")
-        return Target(stdio=stdio, source="--stdio", timeout=timeout)
+        return Target(stdio=stdio, source="--stdio", timeout=timeout, protocol=protocol, elicit=elicit, notify=notify)
     from appsdk_cli.project import resolve_server_url
 
     location = resolve_server_url(url, cwd)
     return Target(
-        url=location.url, source=location.source, timeout=timeout, token=token, sign_in=sign_in, client_id=client_id
+        url=location.url,
+        source=location.source,
+        timeout=timeout,
+        token=token,
+        sign_in=sign_in,
+        protocol=protocol,
+        elicit=elicit,
+        notify=notify,
+        client_id=client_id,
     )
 
 
@@ -121,6 +143,7 @@ def session(
         token = _sign_in(target, challenge)
     elif token is None and target.url is not None:
         token = oauth.usable_token(target.url, timeout=target.timeout)
+
     try:
         try:
             client = _connected(target, token)
@@ -143,7 +166,16 @@ def session(
 
 
 def _connected(target: Target, token: str | None) -> McpClient:
-    client = connect(target.url, stdio=target.stdio, timeout=target.timeout, token=token)
+    client = connect(
+        target.url,
+        stdio=target.stdio,
+        timeout=target.timeout,
+        token=token,
+        protocol=target.protocol,
+        eras=target.eras,
+        on_elicit=target.elicit,
+        on_notification=target.notify,
+    )
     return client.__enter__()  # the handshake; the transport is closed if it fails
 
 
@@ -206,6 +238,7 @@ class CallOutcome:
     tool: ToolMeta
     arguments: dict[str, Any]
     result: dict[str, Any]  # the CallToolResult, as on the wire
+    era: str = ""  # the protocol era the call went out in, e.g. "2026-07-28 (stateless)"
 
     @property
     def is_error(self) -> bool:
@@ -231,9 +264,14 @@ def call_tool(
 
     relinked: set[str] = set()
 
-    def work(client: McpClient) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    def work(client: McpClient) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], str]:
         tools = client.list_tools()
         tool = next((t for t in tools if t.get("name") == name), None)
+        if tool is None and name in client.dropped_tools:
+            raise UsageError(
+                f"{name} is left out of tools/list in 2026-07-28 ({client.dropped_tools[name]});"
+                " `--protocol 2025-11-25` calls it the old way, and `appsdk check` explains the rule"
+            )
         if tool is None:
             raise _unknown("tool", name, [str(t.get("name")) for t in tools], target.description)
         arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
@@ -244,10 +282,10 @@ def call_tool(
             relinked.add(scope)
             asked = f"{name} asks for scope {scope}"
             raise AuthRequired(asked, resource_metadata=None, scope=scope, error="insufficient_scope", detail=None)
-        return tool, arguments, result
+        return tool, arguments, result, client.era.label if client.era else ""
 
-    tool, arguments, result = signed_in(target, work)
-    return CallOutcome(target, tool_meta(tool), arguments, result)
+    tool, arguments, result, era = signed_in(target, work)
+    return CallOutcome(target, tool_meta(tool), arguments, result, era)
 
 
 def _relink_scope(result: dict[str, Any]) -> str | None:
@@ -268,11 +306,30 @@ class ToolsOutcome:
     target: Target
     tools: list[dict[str, Any]]  # as on the wire
     metas: list[ToolMeta] = field(default_factory=list)
+    era: str = ""  # the era this listing came in
+    # Which eras the server speaks (client.probe.EraReport), for HTTP servers; None over stdio.
+    eras: Any = None
+    # Tools a 2026-07-28 client must leave out (invalid x-mcp-header), with why.
+    dropped: dict[str, str] = field(default_factory=dict)
 
 
 def list_tools(target: Target) -> ToolsOutcome:
-    tools = signed_in(target, lambda client: client.list_tools())
-    return ToolsOutcome(target, tools, [tool_meta(t) for t in tools])
+    from appsdk_cli.client.probe import probe_eras
+
+    def work(client: McpClient) -> tuple[list[dict[str, Any]], str, dict[str, str]]:
+        return client.list_tools(), client.era.label if client.era else "", dict(client.dropped_tools)
+
+    tools, era, dropped = signed_in(target, work)
+    report = probe_eras(target.url, timeout=target.timeout, token=_token_for(target)) if target.url else None
+    return ToolsOutcome(target, tools, [tool_meta(t) for t in tools], era, report, dropped)
+
+
+def _token_for(target: Target) -> str | None:
+    if target.token is not None or target.url is None:
+        return target.token
+    from appsdk_cli.auth import client as oauth
+
+    return oauth.usable_token(target.url, timeout=target.timeout)
 
 
 @dataclass

@@ -3,13 +3,18 @@
     python benchmarks/call.py [--rounds 15] [--fastmcp PATH] [--inspector PATH] [--setup]
 
 Runs, alternating within each round so drift hits everyone alike:
-  appsdk call list-books --url URL --json       (this checkout's `appsdk`, next to this Python)
+  appsdk call list-books --url URL --json       (this checkout's `appsdk`, next to this Python), in each
+      protocol era: auto (2026-07-28, the era remembered from the warm-up, as a user's second call
+      is), --protocol 2025-11-25 (the handshake) and --protocol 2024-11-05 (HTTP+SSE, against the same
+      app under `appsdk dev --transport sse`)
   fastmcp call URL list-books --json            (PyPI fastmcp, in a venv of its own)
-  node INSPECTOR_LAUNCHER --cli URL --transport http --method tools/call --tool-name list-books
+  node INSPECTOR_LAUNCHER --cli URL --transport http --method tools/call --tool-name list-books, with
+      --protocol-era modern and with its default (the 2025 handshake)
   appsdk --help   against   fastmcp --help
 against the scaffolded book-club app served by `python server.py` on a free port, and prints the
-medians and ratios with the goals: call <= 0.3x fastmcp's and <= 0.8x the Inspector CLI's; --help
-<= 0.1x fastmcp's. Exits 1 if a goal is missed.
+medians and ratios with the goals: call (2026-07-28) <= 0.4x the Inspector CLI's in the same era, and
+<= 0.3x fastmcp's; call (handshake) <= 0.8x the Inspector CLI's in the same era; --help <= 0.1x
+fastmcp's. Exits 1 if a goal is missed.
 
 Peers:
 - fastmcp pins its own mcp version, so it lives in a separate venv: `--fastmcp PATH` to its `fastmcp`
@@ -36,14 +41,19 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
-from conftest import serve_project, stop  # noqa: E402  (the same real server the tests use)
+from conftest import free_port, serve_project, stop, wait_for_port  # noqa: E402  (the same real servers the tests use)
 
 from appsdk_cli.scaffold import WidgetFlavor, scaffold  # noqa: E402
 
 FASTMCP_VENV = Path("/tmp/venv-fastmcp")
 INTEROP = REPO / "tests" / "interop"
 INSPECTOR = INTEROP / "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
-GOALS = {"call vs fastmcp": 0.3, "call vs Inspector CLI": 0.8, "--help vs fastmcp": 0.1}
+GOALS = {
+    "call 2026-07-28 vs Inspector CLI modern": 0.4,
+    "call 2026-07-28 vs fastmcp": 0.3,
+    "call handshake vs Inspector CLI": 0.8,
+    "--help vs fastmcp": 0.1,
+}
 
 
 def find_fastmcp(given: str | None, setup: bool) -> Path:
@@ -101,13 +111,30 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as folder:
         project = scaffold("book-club", Path(folder), flavor=WidgetFlavor.MCP_APPS).path
+        # The era cache lives under APPSDK_HOME: a fresh one, warmed by the first round of each command.
+        os.environ["APPSDK_HOME"] = str(Path(folder) / "home")
         server = serve_project(project)
+        sse_port = free_port()
+        sse_dev = subprocess.Popen(
+            [*appsdk, "dev", str(project), "--port", str(sse_port), "--transport", "sse", "--no-reload"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
+            wait_for_port(sse_port, sse_dev)
             url = server.url
+            sse_url = f"http://127.0.0.1:{sse_port}/sse"
             inspector_call = ["--cli", url, "--transport", "http", "--method", "tools/call", "--tool-name"]
+            call = [*appsdk, "call", "list-books", "--json", "--url"]
             commands: dict[str, tuple[list[str], str | None]] = {
-                "appsdk call": ([*appsdk, "call", "list-books", "--url", url, "--json"], "Frankenstein"),
+                "appsdk call 2026-07-28": ([*call, url], "Frankenstein"),
+                "appsdk call handshake": ([*call, url, "--protocol", "2025-11-25"], "Frankenstein"),
+                "appsdk call HTTP+SSE": ([*call, sse_url, "--protocol", "2024-11-05"], "Frankenstein"),
                 "fastmcp call": ([str(fastmcp), "call", url, "list-books", "--json"], "Frankenstein"),
+                "Inspector CLI modern": (
+                    [node, str(inspector), *inspector_call, "list-books", "--protocol-era", "modern"],
+                    "Frankenstein",
+                ),
                 "Inspector CLI": ([node, str(inspector), *inspector_call, "list-books"], "Frankenstein"),
                 "appsdk --help": ([*appsdk, "--help"], "call"),
                 "fastmcp --help": ([str(fastmcp), "--help"], None),
@@ -123,22 +150,24 @@ def main() -> int:
                     times[name].append(timed(*commands[name]))
         finally:
             stop(server.process)
+            stop(sse_dev)
 
     medians = {name: statistics.median(values) for name, values in times.items()}
     print(f"{options.rounds} rounds, alternating, on {url} ({os.cpu_count()} CPUs)")
     for name, value in medians.items():
         spread = f"{min(times[name]):.3f}-{max(times[name]):.3f}"
-        print(f"  {name:<15} median {value:.3f} s   (min-max {spread} s)")
+        print(f"  {name:<24} median {value:.3f} s   (min-max {spread} s)")
     ratios = {
-        "call vs fastmcp": medians["appsdk call"] / medians["fastmcp call"],
-        "call vs Inspector CLI": medians["appsdk call"] / medians["Inspector CLI"],
+        "call 2026-07-28 vs Inspector CLI modern": medians["appsdk call 2026-07-28"] / medians["Inspector CLI modern"],
+        "call 2026-07-28 vs fastmcp": medians["appsdk call 2026-07-28"] / medians["fastmcp call"],
+        "call handshake vs Inspector CLI": medians["appsdk call handshake"] / medians["Inspector CLI"],
         "--help vs fastmcp": medians["appsdk --help"] / medians["fastmcp --help"],
     }
     missed = 0
     for name, ratio in ratios.items():
         ok = ratio <= GOALS[name]
         missed += not ok
-        print(f"  {name:<22} {ratio:.2f}x   goal <= {GOALS[name]}x   {'ok' if ok else 'MISSED'}")
+        print(f"  {name:<40} {ratio:.2f}x   goal <= {GOALS[name]}x   {'ok' if ok else 'MISSED'}")
     return 1 if missed else 0
 
 

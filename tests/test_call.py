@@ -84,10 +84,18 @@ def test_call_json_is_the_wire_result(app):
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("\n") == 1  # one object, nothing else
     wire = json.loads(result.stdout)
-    assert set(wire) == {"content", "structuredContent", "isError", "_meta"}
-    assert wire["isError"] is False
+    # The 2026-07-28 wire: resultType, and the server's identity in every result's _meta.
+    assert set(wire) == {"content", "structuredContent", "isError", "_meta", "resultType"}
+    assert wire["isError"] is False and wire["resultType"] == "complete"
     assert wire["structuredContent"] == {"books": PICKS}
-    assert wire["_meta"] == {"month": None, "pickedBy": "book-club"}
+    assert wire["_meta"].pop("io.modelcontextprotocol/serverInfo")["name"] == "book-club"
+    # mcp 2.x leaves null values out of a 2026-07-28 _meta; the 2025 wire keeps them.
+    assert wire["_meta"] == {"pickedBy": "book-club"}
+    handshake = json.loads(
+        appsdk("call", "list-books", "--url", server.url, "--json", "--protocol", "2025-11-25").stdout
+    )
+    assert set(handshake) == {"content", "structuredContent", "isError", "_meta"}
+    assert handshake["_meta"] == {"month": None, "pickedBy": "book-club"}
     assert wire["content"] == [
         {
             "type": "text",
@@ -176,9 +184,12 @@ def test_is_error_exits_1(typed):
     assert "isError" in result.stdout and "cannot do that: nope" in result.stdout
     as_json = appsdk("call", "fail", "--url", typed.url, "--json")
     assert as_json.returncode == 1
-    assert json.loads(as_json.stdout) == {
+    wire = json.loads(as_json.stdout)
+    assert wire.pop("_meta")["io.modelcontextprotocol/serverInfo"]["name"] == "typed-fixture"
+    assert wire == {
         "content": [{"type": "text", "text": "cannot do that: it broke"}],
         "isError": True,
+        "resultType": "complete",
     }
 
 

@@ -61,6 +61,11 @@ RULE_FIXTURES = [
     ("APPS707", "authorization-server-without-iss"),
     ("APPS708", "authorization-server-issuer-mismatch"),
     ("APPS709", "insufficient-scope-without-challenge"),
+    ("APPS801", "discover-fails"),
+    ("APPS802", "discover-disagrees"),
+    ("APPS803", "result-type-missing"),
+    ("APPS804", "header-mismatch-accepted"),
+    ("APPS805", "x-mcp-header-invalid"),
 ]
 # Rules about what a server shows over HTTP (sign-in discovery), or fixtures no MCPServer can be.
 LIVE_ONLY = {
@@ -71,6 +76,12 @@ LIVE_ONLY = {
     "tools-not-checked",
     "authorization-server-without-iss",
     "authorization-server-issuer-mismatch",
+    # The protocol eras are what a server says over HTTP; PATH mode has no wire to get wrong.
+    "discover-fails",
+    "discover-disagrees",
+    "result-type-missing",
+    "header-mismatch-accepted",
+    "x-mcp-header-invalid",
 }
 SEVERITY = {rule.id: rule.severity.value for rule in RULES}
 NO_ENV_URL = {"APPSDK_URL": ""}  # so a developer's own APPSDK_URL cannot redirect these tests

@@ -24,6 +24,7 @@ from appsdk_cli.scaffold import WidgetFlavor, scaffold
 
 RESULT_TYPES = {
     "initialize": mcp_types.InitializeResult,
+    "server/discover": mcp_types.DiscoverResult,
     "tools/list": mcp_types.ListToolsResult,
     "tools/call": mcp_types.CallToolResult,
     "resources/list": mcp_types.ListResourcesResult,
@@ -80,9 +81,10 @@ def test_handshake_versions_match_mcp_types():
     assert lean.HANDSHAKE_PROTOCOL_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
 
 
-def exercise(connection: lean.McpClient, tool: str, arguments: dict, uri: str) -> dict:
+def exercise(connection: lean.McpClient, tool: str, arguments: dict, uri: str, era: str | None = None) -> dict:
     with connection as client:
-        assert client.server is not None and client.server.protocol_version == lean.LATEST_HANDSHAKE_VERSION
+        assert client.server is not None
+        assert client.server.protocol_version == (era or lean.LATEST_HANDSHAKE_VERSION)
         assert tool in [t["name"] for t in client.list_tools()]
         result = client.call_tool(tool, arguments, {"openai/locale": "en-GB"})
         assert uri in [r["uri"] for r in client.list_resources()]
@@ -90,11 +92,21 @@ def exercise(connection: lean.McpClient, tool: str, arguments: dict, uri: str) -
     return result
 
 
-def test_wire_shapes_stateless_json(scaffold_server):
+def test_wire_shapes_stateless_json_modern(scaffold_server, tmp_path):
     check = WireCheck()
-    result = exercise(
-        lean.connect(scaffold_server.url, trace=check), "list-books", {"month": "May"}, "ui://widget/book-list.html"
-    )
+    connection = lean.connect(scaffold_server.url, trace=check, eras=lean.EraCache(tmp_path / "eras.json"))
+    result = exercise(connection, "list-books", {"month": "May"}, "ui://widget/book-list.html", lean.MODERN_VERSION)
+    assert result["_meta"]["month"] == "May" and result["resultType"] == "complete"
+    # No handshake: a discover probe (first contact), then one exchange per request.
+    assert check.checked[:2] == ["send server/discover", "receive result"]
+    assert "send initialize" not in check.checked
+    assert not check.pending
+
+
+def test_wire_shapes_stateless_json_handshake(scaffold_server):
+    check = WireCheck()
+    connection = lean.connect(scaffold_server.url, trace=check, protocol="2025-11-25")
+    result = exercise(connection, "list-books", {"month": "May"}, "ui://widget/book-list.html")
     assert result["_meta"]["month"] == "May"
     assert check.checked[:3] == ["send initialize", "receive result", "send notifications/initialized"]
     assert not check.pending
@@ -102,7 +114,8 @@ def test_wire_shapes_stateless_json(scaffold_server):
 
 def test_wire_shapes_stateful_sse(stateful_server):
     check = WireCheck()
-    result = exercise(lean.connect(stateful_server.url, trace=check), "echo-meta", {}, "ui://widget/plain.html")
+    connection = lean.connect(stateful_server.url, trace=check, protocol="2025-11-25")
+    result = exercise(connection, "echo-meta", {}, "ui://widget/plain.html")
     assert result["structuredContent"] == {"meta": {"openai/locale": "en-GB"}}
     # The log notification came first on the event stream and was skipped, not taken for the answer.
     assert "receive notifications/message" in check.checked
@@ -113,14 +126,17 @@ def test_wire_shapes_stdio():
     check = WireCheck()
     command = f'"{sys.executable}" "{FIXTURES / "typed_server.py"}" stdio'
     result = exercise(
-        lean.connect(stdio=command, trace=check), "plan-trip", {"city": "Oslo", "nights": 1}, "ui://widget/plain.html"
+        lean.connect(stdio=command, trace=check, protocol="2025-11-25"),
+        "plan-trip",
+        {"city": "Oslo", "nights": 1},
+        "ui://widget/plain.html",
     )
     assert result["structuredContent"]["city"] == "Oslo"
 
 
 def test_session_is_deleted_on_close(stateful_server):
     transport = lean.HttpTransport(stateful_server.url)
-    with lean.McpClient(transport) as client:
+    with lean.McpClient(transport, protocol="2025-11-25") as client:
         session = transport.session_id
         assert session
         client.list_tools()

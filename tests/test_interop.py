@@ -40,7 +40,9 @@ def node(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def ours(*args: str) -> dict:
-    result = appsdk(*args, "--json")
+    # The peers here (TypeScript SDK 1.x, the Inspector's default) speak the 2025 handshake, so appsdk
+    # does too, for a like-for-like result; test_eras_interop.py compares the 2026-07-28 era.
+    result = appsdk(*args, "--json", "--protocol", "2025-11-25")
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 

@@ -7,7 +7,7 @@ Drivable without the CLI:
     report = check_live(Target(url="http://127.0.0.1:8000/mcp"))
 
 Rule families, one module each (the digit after APPS): 1 links.py, 2 widgets.py, 3 tools.py,
-4 outputs.py, 5 csp.py, 6 schemas.py, 7 auth.py. Each exports RULES and check(snapshot) -> findings.
+4 outputs.py, 5 csp.py, 6 schemas.py, 7 auth.py, 8 eras.py. Each exports RULES and check(snapshot) -> findings.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from appsdk_cli.checks import auth, csp, links, outputs, schemas, tools, widgets
+from appsdk_cli.checks import auth, csp, eras, links, outputs, schemas, tools, widgets
 from appsdk_cli.checks.model import CheckReport, Finding, Rule, Severity, Snapshot
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ FAMILIES: tuple[tuple[tuple[Rule, ...], Callable[[Snapshot], Iterator[Finding]]]
     (csp.RULES, csp.check),
     (schemas.RULES, schemas.check),
     (auth.RULES, auth.check),
+    (eras.RULES, eras.check),
 )
 RULES: tuple[Rule, ...] = tuple(rule for rules, _ in FAMILIES for rule in rules)
 
@@ -100,7 +101,13 @@ class Source:
 
 
 def choose_source(
-    path: Path | None, url: str | None, *, timeout: float, cwd: Path | None = None, token: str | None = None
+    path: Path | None,
+    url: str | None,
+    *,
+    timeout: float,
+    cwd: Path | None = None,
+    token: str | None = None,
+    protocol: str = "auto",
 ) -> Source:
     """--url or PATH when given; else $APPSDK_URL, else this project's running `appsdk dev` (live);
     else PATH mode on the current folder. The same order as `appsdk call`, with PATH mode in place
@@ -114,18 +121,23 @@ def choose_source(
     if token is not None and path is not None:
         raise UsageError("--token goes with a running server (--url), not with PATH")
     if url:
-        return Source("live", target=Target(url=url, source="--url", timeout=timeout, token=token))
+        return Source("live", target=Target(url=url, source="--url", timeout=timeout, token=token, protocol=protocol))
     if path is not None:
         if path.is_file() and path.suffix == ".py":
             return Source("path", project=path.resolve().parent, app=path.stem)
         return Source("path", project=path)
     from_env = os.environ.get("APPSDK_URL")
     if from_env:
-        return Source("live", target=Target(url=from_env, source="APPSDK_URL", timeout=timeout, token=token))
+        return Source(
+            "live", target=Target(url=from_env, source="APPSDK_URL", timeout=timeout, token=token, protocol=protocol)
+        )
     here = cwd or Path.cwd()
     state = find_dev_state(here)
     if state is not None:
-        return Source("live", target=Target(url=state.url, source=".appsdk/dev.json", timeout=timeout, token=token))
+        return Source(
+            "live",
+            target=Target(url=state.url, source=".appsdk/dev.json", timeout=timeout, token=token, protocol=protocol),
+        )
     return Source("path", project=here)
 
 

@@ -92,6 +92,9 @@ def _collect(target: Target, *, call_tools: bool) -> Snapshot:
         # A server with no templates may not implement the method at all.
         with contextlib.suppress(ProtocolError):
             snapshot.resource_templates = client.list_resource_templates()
+
+        snapshot.era = client.era.label if client.era else ""
+        snapshot.dropped_tools = dict(client.dropped_tools)
         for uri in uris_to_read(snapshot.tools, snapshot.resources):
             try:
                 snapshot.reads[uri] = client.read_resource(uri)
@@ -107,4 +110,19 @@ def _collect(target: Target, *, call_tools: bool) -> Snapshot:
                     snapshot.sign_in_calls[name] = problem.scope or ""
                 except AppsdkError as problem:
                     snapshot.call_errors[name] = problem.message
+        snapshot.without_result_type = sorted(client.without_result_type)
+    if target.url:
+        snapshot.eras = _eras(target, client)
     return snapshot
+
+
+def _eras(target: Target, client: Any) -> dict[str, Any]:
+    """What each era answered, for checks/eras.py: discover and initialize side by side."""
+    from appsdk_cli.client.probe import probe_eras
+
+    report = probe_eras(target.url or "", timeout=target.timeout, token=target.token)
+    found = report.as_json()
+    found["discover"] = report.discover
+    found["initialize"] = report.initialize
+    found["without_result_type"] = sorted({*report.without_result_type, *client.without_result_type})
+    return found

@@ -87,6 +87,13 @@ class Snapshot:
     # The server's `instructions` from initialize (None when it sends none), for the submission rules.
     instructions: str | None = None
 
+    # Live mode only (see checks/eras.py): the era the check ran in, what each era answered, the tools a
+    # 2026-07-28 client must leave out (name -> why), and the modern methods answered without resultType.
+    era: str = ""
+    eras: dict[str, Any] = field(default_factory=dict)
+    dropped_tools: dict[str, str] = field(default_factory=dict)
+    without_result_type: list[str] = field(default_factory=list)
+
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -147,6 +154,8 @@ class CheckReport:
                 "tools": len(self.snapshot.tools),
                 "resources": len(self.snapshot.resources),
                 "called": sorted([*self.snapshot.calls, *self.snapshot.call_errors]),
+                "era": self.snapshot.era,
+                "eras": self.snapshot.eras.get("spoken", []),
                 "strict": self.strict,
                 "passed": not self.failed,
             },

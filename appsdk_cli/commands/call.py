@@ -58,11 +58,51 @@ ClientId = Annotated[
 ]
 
 
-def _target(url: str | None, stdio: str | None, timeout: float, token: str | None, client_id: str | None = None) -> Any:
+PROTOCOL_HELP = (
+    "The protocol era: auto (2026-07-28 if the server speaks it, else the 2025 handshake, else HTTP+SSE),"
+    " or force one of 2026-07-28, 2025-11-25, 2025-06-18, 2024-11-05 (the HTTP+SSE transport)."
+)
+
+
+def _check_protocol(value: str) -> str:
+    from appsdk_cli.client.eras import PROTOCOL_CHOICES
+
+    if value not in PROTOCOL_CHOICES:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(PROTOCOL_CHOICES)}")
+    return value
+
+
+Protocol = Annotated[str, typer.Option("--protocol", help=PROTOCOL_HELP, metavar="ERA", callback=_check_protocol)]
+Answer = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--answer",
+        help="Answer a question the tool asks (elicitation) without a prompt: KEY=VALUE, repeatable.",
+        show_default=False,
+        metavar="KEY=VALUE",
+    ),
+]
+AnswersJson = Annotated[
+    str | None,
+    typer.Option("--answers", help="Answers to the tool's questions as one JSON object.", show_default=False),
+]
+
+
+def _target(
+    url: str | None,
+    stdio: str | None,
+    timeout: float,
+    token: str | None,
+    protocol: str = "auto",
+    client_id: str | None = None,
+    **live: Any,
+) -> Any:
     from appsdk_cli import remote
     from appsdk_cli.render.console import notice
 
-    return remote.resolve_target(url, stdio, timeout=timeout, token=token, sign_in=notice, client_id=client_id)
+    return remote.resolve_target(
+        url, stdio, timeout=timeout, token=token, sign_in=notice, protocol=protocol, client_id=client_id, **live
+    )
 
 
 def _parse_json_object(option: str, text: str | None) -> dict[str, Any] | None:
@@ -108,24 +148,40 @@ def call(
     verbose: Verbose = False,
     token: Token = None,
     client_id: ClientId = None,
+    protocol: Protocol = "auto",
+    answer: Answer = None,
+    answers: AnswersJson = None,
 ) -> None:
     """Call a tool and show what ChatGPT would get: status texts, structuredContent, content, widget _meta.
 
-    Exit codes: 0 ok; 1 the tool returned isError, or the server is unreachable or broke the protocol;
-    2 the command line is wrong (unknown tool or parameter, a value of the wrong type).
+    Progress and log notifications are shown as they arrive (JSON lines on stderr with --json). A tool
+    that asks a question is answered from --answer/--answers, else by a prompt in a terminal.
+
+    Exit codes: 0 ok; 1 the tool returned isError, or the server is unreachable or broke the protocol,
+    or it asked a question nothing answered; 2 the command line is wrong (unknown tool or parameter, a
+    value of the wrong type).
     """
+    import sys
+
     from appsdk_cli import remote
+    from appsdk_cli.answers import elicitor, parse_answers
     from appsdk_cli.errors import AppsdkError
     from appsdk_cli.render.calls import call_result
+    from appsdk_cli.render.live import asker, notifications
 
-    target = _target(url, stdio, timeout, token, client_id)
+    given = parse_answers(answer, answers)
+    ask = asker() if sys.stdin.isatty() else None
     hints = remote.request_meta(
         locale=locale,
         user_agent=user_agent,
         user_location=_parse_json_object("--user-location", user_location),
         extra=_parse_json_object("--meta", meta),
     )
-    outcome = remote.call_tool(target, tool, list(arguments or []), args, hints)
+    with notifications(as_json=as_json) as show:
+        target = _target(
+            url, stdio, timeout, token, protocol, client_id, elicit=elicitor(given, ask=ask, tool=tool), notify=show
+        )
+        outcome = remote.call_tool(target, tool, list(arguments or []), args, hints)
     call_result(outcome, as_json=as_json)
     if outcome.is_error:
         raise AppsdkError(f"{tool} returned isError: {outcome.error_text()}")
@@ -139,12 +195,14 @@ def tools(
     verbose: Verbose = False,
     token: Token = None,
     client_id: ClientId = None,
+    protocol: Protocol = "auto",
 ) -> None:
-    """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility."""
+    """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility,
+    and which protocol eras the server speaks."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import tools_list
 
-    tools_list(remote.list_tools(_target(url, stdio, timeout, token, client_id)), as_json=as_json)
+    tools_list(remote.list_tools(_target(url, stdio, timeout, token, protocol, client_id)), as_json=as_json)
 
 
 def resources(
@@ -155,12 +213,13 @@ def resources(
     verbose: Verbose = False,
     token: Token = None,
     client_id: ClientId = None,
+    protocol: Protocol = "auto",
 ) -> None:
     """List the server's resources (widget templates are ui:// URIs) with their MIME types."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import resources_list
 
-    resources_list(remote.list_resources(_target(url, stdio, timeout, token, client_id)), as_json=as_json)
+    resources_list(remote.list_resources(_target(url, stdio, timeout, token, protocol, client_id)), as_json=as_json)
 
 
 def read(
@@ -175,9 +234,12 @@ def read(
     verbose: Verbose = False,
     token: Token = None,
     client_id: ClientId = None,
+    protocol: Protocol = "auto",
 ) -> None:
     """Read one resource and print its contents (a widget's HTML, its _meta)."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import resource_contents
 
-    resource_contents(remote.read_resource(_target(url, stdio, timeout, token, client_id), uri), as_json=as_json)
+    resource_contents(
+        remote.read_resource(_target(url, stdio, timeout, token, protocol, client_id), uri), as_json=as_json
+    )

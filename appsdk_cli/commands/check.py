@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from appsdk_cli.commands.call import Protocol
+
 
 def check(
     path: Annotated[
@@ -58,6 +60,7 @@ def check(
             metavar="CONTRACT",
         ),
     ] = None,
+    protocol: Protocol = "auto",
 ) -> None:
     """Lint an app: widget links, MIME types, CSP, status texts, annotations, schemas and real outputs.
 
@@ -78,7 +81,7 @@ def check(
     from appsdk_cli.checks import check_source, choose_source
     from appsdk_cli.render.check import check_report
 
-    source = choose_source(path, url, timeout=timeout, token=token)
+    source = choose_source(path, url, timeout=timeout, token=token, protocol=protocol)
     report = check_source(source, timeout=timeout, call_tools=not no_calls, strict=strict)
     if submission:
         from appsdk_cli.checks.submission import with_submission

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from appsdk_cli.commands.call import ArgsJson, ClientId, Timeout, Token, ToolArguments, ToolName, Url, Verbose
+from appsdk_cli.commands.call import ArgsJson, ClientId, Protocol, Timeout, Token, ToolArguments, ToolName, Url, Verbose
 
 if TYPE_CHECKING:
     from appsdk_cli.preview import PreviewServer, PreviewSession
@@ -64,6 +64,7 @@ def preview(
     verbose: Verbose = False,
     token: Token = None,
     client_id: ClientId = None,
+    protocol: Protocol = "auto",
 ) -> None:
     """Call a tool and render its widget in a local host page: window.openai, the MCP Apps bridge, the
     resource's CSP, and a log of what the widget does. Ctrl-C stops it.
@@ -89,7 +90,9 @@ def preview(
 
         image_type(screenshot)
     # Signs in exactly as `appsdk call` does (and takes --token the same way).
-    target = remote.resolve_target(url, None, timeout=timeout, token=token, sign_in=notice, client_id=client_id)
+    target = remote.resolve_target(
+        url, None, timeout=timeout, token=token, sign_in=notice, client_id=client_id, protocol=protocol
+    )
     if screenshot is not None:
         # Before the tool is called: a missing browser should not cost a round trip to find out.
         chromium = screenshot_requirements()

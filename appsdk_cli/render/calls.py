@@ -53,7 +53,8 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
     result = outcome.result
     failed = outcome.is_error
     header = f"[bold red]{escape(tool.name)} failed (isError)[/]" if failed else f"[bold]{escape(tool.name)}[/]"
-    console.print(f"{header} [dim]on {escape(outcome.target.description)}[/]", soft_wrap=True)
+    era = f" in {escape(outcome.era)}" if outcome.era else ""
+    console.print(f"{header} [dim]on {escape(outcome.target.description)}{era}[/]", soft_wrap=True)
     if tool.invoking or tool.invoked:
         console.print(
             f"  [cyan]invoking:[/] {escape(tool.invoking or '-')}  [cyan]invoked:[/] {escape(tool.invoked or '-')}",
@@ -82,12 +83,14 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
 
 def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
     if as_json:
-        json_line({"tools": outcome.tools})
+        eras = outcome.eras.as_json() if outcome.eras is not None else None
+        json_line({"tools": outcome.tools, "era": outcome.era, "eras": eras, "dropped": outcome.dropped})
         return
     from rich.markup import escape
 
     console = stdout()
     console.print(f"[bold]{count(len(outcome.metas), 'tool')}[/] [dim]on {escape(outcome.target.description)}[/]")
+    _eras_lines(console, outcome)
     # Widget calls matter once some tool names a widget or says which widgets may call it.
     has_widgets = any(
         t.template or t.ui_visibility is not None or t.widget_accessible is not None for t in outcome.metas
@@ -210,6 +213,23 @@ def _widget_calls(tool: ToolMeta) -> str:
         else:
             parts.append(f"{bridge.label} [yellow]no[/] [dim](ui.visibility lacks app)[/]")
     return "; ".join(parts)
+
+
+def _eras_lines(console: Any, outcome: ToolsOutcome) -> None:
+    from rich.markup import escape
+
+    if outcome.eras is not None:
+        spoken = ", ".join(outcome.eras.labels) or "none that appsdk could confirm"
+        console.print(
+            f"[cyan]speaks:[/] {escape(spoken)} [dim](this listing: {escape(outcome.era)})[/]", soft_wrap=True
+        )
+    elif outcome.era:
+        console.print(f"[cyan]speaks:[/] {escape(outcome.era)}", soft_wrap=True)
+    for name, why in outcome.dropped.items():
+        console.print(
+            f"[yellow]left out {escape(name)}[/]: 2026-07-28 clients drop it ({escape(why)}); see `appsdk check`",
+            soft_wrap=True,
+        )
 
 
 def resources_list(outcome: ResourcesOutcome, *, as_json: bool) -> None:

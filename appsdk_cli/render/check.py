@@ -41,6 +41,12 @@ def check_report(report: CheckReport, *, as_json: bool) -> None:
     where = f"— {snapshot.mode} mode: {escape(snapshot.server)} ({escape(scope)})"
     if report.subject is not None:
         where = f"— {escape(report.subject)}"
+    spoken = [e for e in snapshot.eras.get("spoken") or [] if isinstance(e, dict)]
+    if spoken:
+        names = ", ".join(
+            f"HTTP+SSE ({e.get('version')})" if e.get("transport") == "sse" else str(e.get("version")) for e in spoken
+        )
+        console.print(f"[cyan]speaks:[/] {escape(names)} [dim](this check: {escape(snapshot.era)})[/]", soft_wrap=True)
     if not report.findings:
         console.print(f"[green]✓ no problems[/] [dim]{where}[/]", soft_wrap=True)
         return
