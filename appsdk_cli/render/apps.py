@@ -10,12 +10,12 @@ if TYPE_CHECKING:
     from appsdk_cli.apps.service import InstalledResult, ListResult, ReadResult
 
 
-from appsdk_cli.render.console import json_line, stdout, warning
+from appsdk_cli.render.console import json_line, printable, stdout, warning
 
 
 def server_log(message: str) -> None:
     """A log line of `appsdk app-server`, on stderr: stdout carries only protocol messages."""
-    sys.stderr.write(f"appsdk app-server: {message}\n")
+    sys.stderr.write(f"appsdk app-server: {printable(message)}\n")
     sys.stderr.flush()
 
 
@@ -39,7 +39,7 @@ def app_added(result: AddResult, *, as_json: bool) -> None:
             }
         )
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     verb = "Updated" if result.previous is not None else "Registered"
@@ -54,7 +54,7 @@ def app_removed(result: RemoveResult, *, as_json: bool) -> None:
     if as_json:
         json_line({"id": result.app.id, "url": result.app.url, "file": str(result.file), "removed": True})
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     stdout().print(f"Removed [bold]{escape(result.app.id)}[/] from {escape(str(result.file))}", soft_wrap=True)
 
@@ -71,8 +71,9 @@ def apps_list(result: ListResult, *, as_json: bool) -> None:
     if as_json:
         json_line(result.wire())
         return
-    from rich.markup import escape
     from rich.table import Table
+
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     if not result.data:
@@ -100,8 +101,9 @@ def apps_installed(result: InstalledResult, *, as_json: bool) -> None:
         return
     import time
 
-    from rich.markup import escape
     from rich.table import Table
+
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     if not result.apps:
@@ -130,7 +132,7 @@ def apps_read(result: ReadResult, *, as_json: bool) -> None:
     if as_json:
         json_line(result.wire())
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     for number, metadata in enumerate(result.apps):

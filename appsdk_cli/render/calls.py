@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from appsdk_cli.remote import CallOutcome, ReadOutcome, ResourcesOutcome, ToolsOutcome
 
 
-from appsdk_cli.render.console import count, flag, json_line, stdout
+from appsdk_cli.render.console import count, flag, json_line, printable, stdout
 
 
 def _pretty_json(value: Any) -> str:
@@ -43,7 +43,7 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
     if as_json:
         json_line(outcome.result)
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     tool = outcome.tool
@@ -76,7 +76,7 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
     if as_json:
         json_line({"tools": outcome.tools})
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     console.print(f"[bold]{count(len(outcome.metas), 'tool')}[/] [dim]on {escape(outcome.target.description)}[/]")
@@ -124,7 +124,7 @@ def resources_list(outcome: ResourcesOutcome, *, as_json: bool) -> None:
     if as_json:
         json_line({"resources": outcome.resources})
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     console.print(f"[bold]{count(len(outcome.metas), 'resource')}[/] [dim]on {escape(outcome.target.description)}[/]")
@@ -143,7 +143,7 @@ def resource_contents(outcome: ReadOutcome, *, as_json: bool) -> None:
     if as_json:
         json_line(outcome.result)
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     contents = outcome.result.get("contents") or []
@@ -159,9 +159,11 @@ def resource_contents(outcome: ReadOutcome, *, as_json: bool) -> None:
             console.print(escape(_pretty_json(item["_meta"])), soft_wrap=True)
         if "text" in item:
             console.print("[bold]text[/]")
-            # The text as served, byte for byte: no markup, no highlighting, no wrapping.
-            sys.stdout.write(str(item["text"]))
-            if not str(item["text"]).endswith("\n"):
+            # The text as served: no markup, no highlighting, no wrapping; only terminal controls shown
+            # escaped (--json has it byte for byte).
+            text = printable(str(item["text"]))
+            sys.stdout.write(text)
+            if not text.endswith("\n"):
                 sys.stdout.write("\n")
             sys.stdout.flush()
         elif "blob" in item:

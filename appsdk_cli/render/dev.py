@@ -13,9 +13,8 @@ from appsdk_cli.render.console import stderr, stdout, warning
 
 def dev_event(event: DevEvent) -> None:
     """One running `appsdk dev`: a panel when it starts, then one line per reload or problem."""
-    from rich.markup import escape
-
     from appsdk_cli.devserver import events
+    from appsdk_cli.render.console import escape
 
     if isinstance(event, events.Started):
         _dev_panel(event)
@@ -66,9 +65,10 @@ def dev_event(event: DevEvent) -> None:
 
 
 def _dev_panel(event: Any) -> None:
-    from rich.markup import escape
     from rich.panel import Panel
     from rich.table import Table
+
+    from appsdk_cli.render.console import escape
 
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")

@@ -23,7 +23,7 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
             }
         )
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     verb = "Updated" if result.replaced_existing else "Created"
