@@ -257,12 +257,14 @@ class HttpTransport:
         with httpguard.watchdog(deadline, self._abort):
             try:
                 return self._exchange(message, on_other)
-            except (AppsdkError, OSError, ValueError, http.client.HTTPException) as problem:
+            except (AppsdkError, OSError, ValueError, RecursionError, http.client.HTTPException) as problem:
                 self._drop_connection()
                 if deadline.expired:
                     raise ConnectError(f"{self.description} did not answer within {self.timeout:g} s") from problem
                 if isinstance(problem, AppsdkError):
                     raise
+                if isinstance(problem, RecursionError):
+                    raise ProtocolError(f"{self.description} sent JSON nested too deeply to read") from None
                 # A broken status line, a truncated body: the server does not speak HTTP as it should.
                 raise ProtocolError(
                     f"{self.description} sent a broken HTTP answer: {type(problem).__name__}", detail=repr(problem)
@@ -273,7 +275,7 @@ class HttpTransport:
 
     def _exchange(self, message: Message, on_other: Callable[[Message], Message | None]) -> Message | None:
         response = self._request("POST", json.dumps(message).encode())
-        if "id" in message and message["method"] == "initialize":
+        if "id" in message and message.get("method") == "initialize":
             session = response.getheader("Mcp-Session-Id")
             if session:
                 self.session_id = session
@@ -455,6 +457,8 @@ class StdioTransport:
                 continue
             try:
                 incoming = json.loads(line)
+            except RecursionError:
+                raise ProtocolError(f"{self.description} sent JSON nested too deeply to read") from None
             except ValueError as problem:
                 raise ProtocolError(
                     f"{self.description} wrote something that is not JSON-RPC on stdout (logs belong on stderr)",

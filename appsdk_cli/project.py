@@ -43,7 +43,11 @@ def read_config(project: Path) -> dict[str, Any]:
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
-        raise AppsdkError(f"{pyproject} is not valid TOML: {error}") from error
+        raise AppsdkError(f"{pyproject} is not valid TOML: {error}") from None
+    except RecursionError:
+        raise AppsdkError(f"{pyproject} is not valid TOML: nested too deeply") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise AppsdkError(f"cannot read {pyproject}: {getattr(error, 'strerror', None) or error}") from None
     table = data.get("tool", {}).get("appsdk", {})
     if not isinstance(table, dict):
         raise AppsdkError(f"{pyproject}: [tool.appsdk] must be a table")
@@ -125,6 +129,20 @@ def find_dev_state(start: Path) -> DevState | None:
     return None
 
 
+def check_server_url(url: str, where: str = "--url") -> str:
+    """An http(s) URL with a host, or a UsageError (exit 2) naming where it came from."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        parts, port_ok = None, False
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise UsageError(f"{where} {url!r} is not an http(s) URL of an MCP server, e.g. http://127.0.0.1:8000/mcp")
+    return url
+
+
 @dataclass(frozen=True)
 class ServerLocation:
     url: str
@@ -134,10 +152,10 @@ class ServerLocation:
 def resolve_server_url(url: str | None, cwd: Path | None = None) -> ServerLocation:
     """--url, else $APPSDK_URL, else the running `appsdk dev` of this project, else the default."""
     if url:
-        return ServerLocation(url, "--url")
+        return ServerLocation(check_server_url(url), "--url")
     from_env = os.environ.get("APPSDK_URL")
     if from_env:
-        return ServerLocation(from_env, "APPSDK_URL")
+        return ServerLocation(check_server_url(from_env, "$APPSDK_URL"), "APPSDK_URL")
     state = find_dev_state(cwd or Path.cwd())
     if state is not None:
         return ServerLocation(state.url, ".appsdk/dev.json")

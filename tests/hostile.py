@@ -35,8 +35,25 @@ TOOLS = [
         "description": f"Lists books{CLIPBOARD}",
         "inputSchema": {"type": "object", "properties": {}},
         "annotations": {"readOnlyHint": True},
+        "_meta": {"ui": {"resourceUri": "ui://widget/evil.html"}},
     }
 ]
+# Served at /weird: schemas and answers that have broken clients before.
+LOOP = {"$ref": "#/$defs/node"}
+WEIRD_TOOLS = [
+    {
+        "name": "loop",
+        "description": "A schema that refers to itself",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"node": LOOP, "other": {"$ref": "#/$defs/a"}},
+            "$defs": {"node": {"$ref": "#/$defs/node"}, "a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+        },
+        "annotations": {"readOnlyHint": True},
+    },
+    {"name": "deep", "description": "Answers very deeply nested JSON", "inputSchema": {"type": "object"}},
+]
+DEPTH = 100_000
 RESOURCES = [{"uri": "ui://widget/evil.html", "name": f"evil{CLEAR}", "mimeType": "text/html;profile=mcp-app"}]
 
 
@@ -52,7 +69,11 @@ def result_for(method: str, params: dict) -> dict | None:
     if method == "resources/list":
         return {"resources": RESOURCES}
     if method == "resources/read":
-        return {"contents": [{"uri": params.get("uri"), "mimeType": "text/html", "text": f"<p>{HOSTILE_TEXT}</p>"}]}
+        return {
+            "contents": [
+                {"uri": params.get("uri"), "mimeType": "text/html;profile=mcp-app", "text": f"<p>{HOSTILE_TEXT}</p>"}
+            ]
+        }
     if method == "tools/call":
         return {
             "content": [{"type": "text", "text": HOSTILE_TEXT}],
@@ -110,8 +131,17 @@ class Handler(BaseHTTPRequestHandler):
             self._reply(202, b"")
             return
         method = message.get("method", "")
-        result = result_for(method, message.get("params") or {})
+        params = message.get("params") or {}
+        result = result_for(method, params)
+        if url.path == "/weird" and method == "tools/list":
+            result = {"tools": WEIRD_TOOLS}
         answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+        if url.path == "/weird" and method == "tools/call" and params.get("name") == "deep":
+            nested = b"[" * DEPTH + b"]" * DEPTH
+            answer = b'{"jsonrpc": "2.0", "id": %s, "result": {"content": [], "structuredContent": {"a": %s}}}' % (
+                json.dumps(message["id"]).encode(),
+                nested,
+            )
         if url.path.startswith("/drip") and method != "initialize":
             self._drip(url.path, answer)
             return

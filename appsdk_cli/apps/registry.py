@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from appsdk_cli.appmeta import ToolMeta, tool_meta
 from appsdk_cli.apps import policy as policy_rules
@@ -160,10 +159,35 @@ def _deepest(parsed: dict[str, Any]) -> Iterator[tuple[str, ...]]:
     yield path
 
 
+MAX_FILE_BYTES = 4 * 1024 * 1024  # a registry of thousands of apps is a few hundred kB
+
+
+def read_regular_file(path: Path) -> bytes:
+    """The bytes of a regular file of sane size. A FIFO would block forever and /dev/zero never end:
+    opened without blocking, and refused unless fstat says it is a plain file."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise RegistryFileError(f"{path} is not a regular file (a pipe or a device?); make it a TOML file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise RegistryFileError(f"{path} is {info.st_size} bytes, more than a registry file can be")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_toml(path: Path) -> tuple[dict[str, Any], str] | None:
     """The parsed file and its text, or None when it does not exist."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -177,6 +201,8 @@ def read_toml(path: Path) -> tuple[dict[str, Any], str] | None:
         raise RegistryFileError(f"{path}:{line}: not UTF-8 text") from None
     try:
         return tomllib.loads(text), text
+    except RecursionError:
+        raise RegistryFileError(f"{path}: invalid TOML: nested too deeply") from None
     except tomllib.TOMLDecodeError as problem:
         message = str(problem)
         match = _AT_LINE.search(message)
@@ -217,10 +243,9 @@ def check_app_id(app_id: str) -> str:
 
 
 def check_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"{url!r} is not an http(s) URL of an MCP server, e.g. http://127.0.0.1:8000/mcp")
-    return url
+    from appsdk_cli.project import check_server_url
+
+    return check_server_url(url)
 
 
 def parse_apps(path: Path, document: dict[str, Any], text: str) -> dict[str, RegisteredApp]:
@@ -301,7 +326,7 @@ def render_apps(apps: Iterable[RegisteredApp]) -> str:
 
 def write_atomically(path: Path, text: str) -> None:
     """A temporary file in the same folder, flushed to disk, renamed over the target: never half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
@@ -315,12 +340,23 @@ def write_atomically(path: Path, text: str) -> None:
         raise AppsdkError(f"cannot write {path}: {problem.strerror or problem}") from problem
 
 
+def make_folder(folder: Path) -> None:
+    """Create a registry folder (APPSDK_HOME, a project's .appsdk/), or say in one line why not."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as problem:
+        reason = problem.strerror or str(problem)
+        raise AppsdkError(
+            f"cannot create {folder}: {reason}; set {HOME_ENV} to a folder you can write (default ~/.appsdk)"
+        ) from None
+
+
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Serialise read-modify-write of `path` between processes (two `apps add` at once lose nothing)."""
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     with open(path.with_name(f".{path.name}.lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:

@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+# A day: longer is no deadline at all, and inf or 1e300 would overflow the socket's timeout.
+MAX_TIMEOUT = 86400.0
+
 if TYPE_CHECKING:
     from appsdk_cli.apps.service import AppsService
 
@@ -24,7 +27,8 @@ AppId = Annotated[
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the app-server method's result (camelCase JSON).")]
 Timeout = Annotated[
-    float, typer.Option("--timeout", help="Seconds each app's server gets to answer tools/list.", min=0.1)
+    float,
+    typer.Option("--timeout", help="Seconds each app's server gets to answer tools/list.", min=0.1, max=MAX_TIMEOUT),
 ]
 Workspace = Annotated[
     bool,
@@ -126,7 +130,10 @@ def read(
 
 def app_server(
     timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds each app's server gets to answer tools/list.", min=0.1)
+        float,
+        typer.Option(
+            "--timeout", help="Seconds each app's server gets to answer tools/list.", min=0.1, max=MAX_TIMEOUT
+        ),
     ] = 10.0,
 ) -> None:
     """Serve the Codex app-server methods (initialize, app/installed, app/list, app/read) on stdio, as JSONL.

@@ -404,7 +404,10 @@ async def _serve(
     )
     server = WorkerServer(config, on_started=lambda: channel.send({"type": "serving"}))
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, server.stop)
+    # SIGTERM asks for a graceful stop, however often it comes: a `kill -TERM -PGID` reaches the worker
+    # and then the supervisor's own SIGTERM follows; escalating on the second would cancel the app's
+    # lifespan mid-shutdown (a traceback). A forced stop is the supervisor's SIGKILL.
+    loop.add_signal_handler(signal.SIGTERM, server.request_exit)
     tasks: set[asyncio.Task[None]] = set()
 
     def on_message() -> None:
@@ -540,6 +543,9 @@ class WorkerServer(uvicorn.Server):
         await super().startup(sockets=sockets)
         if self.started:
             self._on_started()
+
+    def request_exit(self) -> None:
+        self.should_exit = True
 
     def stop(self) -> None:
         """Graceful the first time; a second request skips waiting for connections."""
