@@ -54,6 +54,19 @@ def read_config(project: Path) -> dict[str, Any]:
     return table
 
 
+def find_project(start: Path) -> Path:
+    """The project a folder belongs to, as `call` finds its dev server: the folder itself when it holds a
+    pyproject.toml or the default server.py, else the nearest parent with a pyproject.toml, else itself.
+    So `appsdk dev` in myapp/widgets/ serves myapp."""
+    start = start.resolve()
+    if not start.is_dir() or (start / "pyproject.toml").is_file() or (start / "server.py").is_file():
+        return start
+    for folder in start.parents:
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return start
+
+
 def app_target(project: Path) -> AppTarget:
     """The app named by [tool.appsdk] app = "module:attr", else server:mcp."""
     project = project.resolve()
@@ -103,9 +116,51 @@ def read_dev_state(project: Path) -> DevState | None:
         state = DevState(**raw)
     except (OSError, ValueError, TypeError):
         return None
-    if not _process_alive(state.pid):
+    if not is_appsdk_dev(state.pid):
         return None
     return state
+
+
+def is_appsdk_dev(pid: int) -> bool:
+    """Whether `pid` is a running `appsdk dev` (a recycled pid now running something else is not)."""
+    if not _process_alive(pid):
+        return False
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # no /proc (not Linux): alive is the best we can tell
+    words = [Path(word.decode("utf-8", "replace")).name for word in argv if word]
+    named = any("appsdk" in word for word in words)
+    return named and "dev" in words
+
+
+DEV_LOCK_FILE = "dev.lock"
+
+
+def lock_dev_project(project: Path) -> int:
+    """Take the project's dev lock for this process's lifetime (the kernel drops it when we die, even by
+    SIGKILL); a second `appsdk dev` in the same project is refused naming the one that holds it.
+    Returns the lock's file descriptor."""
+    import fcntl
+
+    folder = project / STATE_DIR
+    try:
+        folder.mkdir(exist_ok=True)
+        fd = os.open(folder / DEV_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as problem:
+        raise AppsdkError(f"cannot write {folder}: {problem.strerror or problem}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        running = read_dev_state(project)
+        where = f" (pid {running.pid}, serving {running.url})" if running else ""
+        raise AppsdkError(
+            f"appsdk dev is already running for {project}{where}; stop it (Ctrl-C in its terminal) or use that one"
+        ) from None
+    return fd
 
 
 def remove_dev_state(project: Path, pid: int | None = None) -> None:

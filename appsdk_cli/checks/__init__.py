@@ -105,7 +105,7 @@ def choose_source(
     else PATH mode on the current folder. The same order as `appsdk call`, with PATH mode in place
     of the default URL: code on disk is a better guess than a server that may not be running."""
     from appsdk_cli.errors import UsageError
-    from appsdk_cli.project import check_server_url, find_dev_state
+    from appsdk_cli.project import check_server_url, find_dev_state, find_project
     from appsdk_cli.remote import Target
 
     if path is not None and url:
@@ -117,7 +117,7 @@ def choose_source(
     if path is not None:
         if path.is_file() and path.suffix == ".py":
             return Source("path", project=path.resolve().parent, app=path.stem)
-        return Source("path", project=path)
+        return Source("path", project=find_project(path))
     from_env = os.environ.get("APPSDK_URL")
     if from_env:
         return Source(
@@ -130,7 +130,7 @@ def choose_source(
     state = find_dev_state(here)
     if state is not None:
         return Source("live", target=Target(url=state.url, source=".appsdk/dev.json", timeout=timeout, token=token))
-    return Source("path", project=here)
+    return Source("path", project=find_project(here))
 
 
 def check_source(source: Source, *, timeout: float, call_tools: bool = True, strict: bool = False) -> CheckReport:

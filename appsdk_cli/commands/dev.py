@@ -64,11 +64,11 @@ def dev(
     """Serve the app at http://HOST:PORT/mcp and reload it on every save."""
     from appsdk_cli.auth.server import auth_config, refuse_exposed
     from appsdk_cli.devserver.hosts import is_loopback, security_lists
-    from appsdk_cli.project import app_target, read_config
+    from appsdk_cli.project import app_target, find_project, read_config
     from appsdk_cli.render.console import warning
     from appsdk_cli.render.dev import dev_event
 
-    project = path.resolve()
+    project = find_project(path)
     app_target(project)  # a missing folder or a malformed target fails before anything starts
     auth = auth_config(read_config(project), auth_user)
     extra = tuple(allow_host or ())
