@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from appsdk_cli.commands.tunnel import AUTHTOKEN_OPTION_HELP
 from appsdk_cli.devserver.events import Transport
 from appsdk_cli.errors import UsageError
 
@@ -48,9 +49,7 @@ def dev(
     ] = None,
     authtoken: Annotated[
         str | None,
-        typer.Option(
-            "--authtoken", help="With --tunnel: the ngrok authtoken (default: $NGROK_AUTHTOKEN, ngrok's config)."
-        ),
+        typer.Option("--authtoken", help="With --tunnel: the " + AUTHTOKEN_OPTION_HELP, show_default=False),
     ] = None,
     auth_user: Annotated[
         str | None,
@@ -100,12 +99,12 @@ def dev(
         Supervisor(config, observer=dev_event).run()
         return
 
-    from appsdk_cli.tunnel import TunnelSettings, configured_domain
+    from appsdk_cli.tunnel import TunnelSettings, configured_domain, read_authtoken
 
     attachment = _TunnelAttachment(
         TunnelSettings(
             local_url="",  # known once the socket is bound
-            authtoken=authtoken,
+            authtoken=read_authtoken(authtoken),
             domain=domain or configured_domain(read_config(project)),
         )
     )

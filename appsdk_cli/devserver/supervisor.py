@@ -673,6 +673,8 @@ class Supervisor:
         previous = {
             signal.SIGINT: signal.signal(signal.SIGINT, on_stop),
             signal.SIGTERM: signal.signal(signal.SIGTERM, on_stop),
+            # The terminal closing stops the server as Ctrl-C would, with the same cleanup.
+            signal.SIGHUP: signal.signal(signal.SIGHUP, on_stop),
             signal.SIGCHLD: signal.signal(signal.SIGCHLD, on_child),
         }
         previous[-1] = signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)

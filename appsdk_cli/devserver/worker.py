@@ -150,6 +150,7 @@ def _become_worker(spec: WorkerSpec) -> None:
     _die_with_parent(spec.parent_pid)
     # Ctrl-C reaches the whole process group; the supervisor decides how the workers stop (SIGTERM).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # likewise a closing terminal
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     with contextlib.suppress(ValueError):

@@ -93,13 +93,15 @@ def spinner(message: str) -> Iterator[None]:
 
 @contextmanager
 def stopping_on_sigterm() -> Iterator[None]:
-    """Treat SIGTERM like Ctrl-C, so the same cleanup runs for both."""
+    """Treat SIGTERM and SIGHUP (the terminal closed, an SSH session dropped) like Ctrl-C, so the same
+    cleanup runs for all three."""
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {number: signal.signal(number, interrupt) for number in (signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
