@@ -126,6 +126,10 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/redirect":
             self._reply(307, b"", Location=parse_qs(url.query)["to"][0])
             return
+        if url.path == "/protected" and self.headers.get("Authorization") != "Bearer good-token":
+            challenge = 'Bearer error="invalid_token", resource_metadata="http://127.0.0.1:9/.well-known/x"'
+            self._reply(401, b'{"error": "invalid_token"}', WWW_Authenticate=challenge)
+            return
         message = json.loads(body or b"{}")
         if "id" not in message:
             self._reply(202, b"")

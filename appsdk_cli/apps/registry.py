@@ -378,27 +378,67 @@ class RemoveResult:
     file: Path
 
 
+def _edited(text: str | None, change: Callable[[Any], None]) -> str:
+    """apps.toml with one change made in place: comments, key order and keys appsdk does not know (an
+    `owner`, a note) are kept as the user wrote them. A new file starts with render_apps' header."""
+    import tomlkit
+
+    document = tomlkit.parse(text if text is not None else render_apps([]))
+    if "apps" not in document:
+        document["apps"] = tomlkit.table(is_super_table=True)
+    change(document["apps"])
+    return tomlkit.dumps(document)
+
+
 def add_app(paths: Paths, app: RegisteredApp, *, workspace: bool = False) -> AddResult:
     check_app_id(app.id)
     check_url(app.url)
+    for key in APP_FIELDS:
+        value = getattr(app, key)
+        if value is not None:
+            toml_string(value)  # refuses what TOML cannot hold (a lone surrogate) as a usage error
     target = paths.apps_file(workspace)
     with locked(target):
-        apps = read_apps_file(target)  # a malformed file raises here, before anything is written
+        loaded = read_toml(target)  # a malformed file raises here, before anything is written
+        apps = {} if loaded is None else parse_apps(target, *loaded)
         previous = apps.get(app.id)
         stored = RegisteredApp(app.id, app.url, app.name, app.description, app.icon_url, app.icon_url_dark, target)
-        apps[app.id] = stored
-        write_atomically(target, render_apps(apps.values()))
+
+        def put(table: Any) -> None:
+            import tomlkit
+
+            entry = table.get(app.id)
+            if entry is None:
+                entry = tomlkit.table()
+                table[app.id] = entry
+            for key in APP_FIELDS:
+                value = getattr(stored, key)
+                if value is not None:
+                    entry[key] = value
+                elif key in entry:
+                    del entry[key]  # an update says every field appsdk owns; the user's own keys stay
+
+        text = _edited(loaded[1] if loaded else None, put)
+        # What we write must read back as exactly this registry: never leave a file we could not parse.
+        if parse_apps(target, tomllib.loads(text), text).get(app.id) != stored:
+            raise AppsdkError(f"could not update {target} in place; it is left as it was")
+        write_atomically(target, text)
     return AddResult(stored, target, previous)
 
 
 def remove_app(paths: Paths, app_id: str, *, workspace: bool = False) -> RemoveResult:
     target = paths.apps_file(workspace)
     with locked(target):
-        apps = read_apps_file(target)
-        if app_id not in apps:
+        loaded = read_toml(target)
+        apps = {} if loaded is None else parse_apps(target, *loaded)
+        if app_id not in apps or loaded is None:
             raise _unknown_app(paths, app_id, target)
         removed = apps.pop(app_id)
-        write_atomically(target, render_apps(apps.values()))
+
+        def drop(table: Any) -> None:
+            del table[app_id]
+
+        write_atomically(target, _edited(loaded[1], drop))
     return RemoveResult(removed, target)
 
 
@@ -485,12 +525,22 @@ Lister = Callable[[RegisteredApp, float], Listing]
 
 
 def list_app(app: RegisteredApp, timeout: float) -> Listing:
-    """Connect to the app's server, as a host does, and take every page of tools/list."""
-    from appsdk_cli.client import connect
+    """Connect to the app's server, as a host does, and take every page of tools/list.
 
-    with connect(app.url, timeout=timeout) as client:
-        tools = client.list_tools()
-        name = client.server.name if client.server and client.server.name else None
+    A protected server gets the token given with `apps add --token`, else the cached sign-in for its
+    URL (refreshed if it ran out); without either, its 401 says how to get one."""
+    from appsdk_cli.apps import tokens
+    from appsdk_cli.auth import client as oauth
+    from appsdk_cli.client import AuthRequired, connect
+
+    token = tokens.load(default_home(), app.url) or oauth.usable_token(app.url, timeout=timeout)
+    try:
+        with connect(app.url, timeout=timeout, token=token) as client:
+            tools = client.list_tools()
+            name = client.server.name if client.server and client.server.name else None
+    except AuthRequired as problem:
+        how = f"`appsdk call --url {app.url}` signs in, or `appsdk apps add {app.id} --url {app.url} --token T`"
+        raise AppsdkError(f"{problem.message}; {how}") from None
     return Listing(app.url, name, [tool for tool in tools if isinstance(tool, dict)], time.time())
 
 

@@ -55,14 +55,31 @@ def add(
         str | None, typer.Option("--icon-url-dark", help="The icon for dark themes (logoUrlDark).")
     ] = None,
     workspace: Workspace = False,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            help="A bearer token for a protected server, used when listing it; kept under APPSDK_HOME "
+            "(mode 0600), never in apps.toml. Without it the sign-in `appsdk call` caches is used.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored entry as JSON.")] = False,
 ) -> None:
-    """Register an app (or update the one with this id) in apps.toml."""
+    """Register an app (or update the one with this id) in apps.toml; comments and keys of your own stay."""
+    from appsdk_cli.apps import tokens
     from appsdk_cli.apps.registry import Paths, RegisteredApp, add_app
+    from appsdk_cli.errors import UsageError
     from appsdk_cli.render.apps import app_added
 
+    if token is not None and not token.strip():
+        raise UsageError("--token is empty")
+    paths = Paths.discover()
     entry = RegisteredApp(app_id, url, name or app_id, description, icon_url, icon_url_dark)
-    app_added(add_app(Paths.discover(), entry, workspace=workspace), as_json=as_json)
+    added = add_app(paths, entry, workspace=workspace)
+    if token is not None:
+        tokens.save(paths.home, added.app.url, token.strip())
+    app_added(added, as_json=as_json)
 
 
 @apps.command("remove")
@@ -72,10 +89,15 @@ def remove(
     as_json: Annotated[bool, typer.Option("--json", help="Print what was removed as JSON.")] = False,
 ) -> None:
     """Unregister an app. An id that is not registered is a usage error (exit 2)."""
-    from appsdk_cli.apps.registry import Paths, remove_app
+    from appsdk_cli.apps import tokens
+    from appsdk_cli.apps.registry import Paths, load_apps, remove_app
     from appsdk_cli.render.apps import app_removed
 
-    app_removed(remove_app(Paths.discover(), app_id, workspace=workspace), as_json=as_json)
+    paths = Paths.discover()
+    removed = remove_app(paths, app_id, workspace=workspace)
+    if all(app.url != removed.app.url for app in load_apps(paths).values()):
+        tokens.forget(paths.home, removed.app.url)  # no other app uses that server
+    app_removed(removed, as_json=as_json)
 
 
 @apps.command("list")
@@ -97,9 +119,15 @@ def installed(
 
     The snapshot is taken on first use and by --refresh, and kept under APPSDK_HOME/snapshots/.
     """
+    from appsdk_cli.errors import AppsdkError
     from appsdk_cli.render.apps import apps_installed
 
-    apps_installed(_service(timeout).installed(force_refresh=refresh), as_json=as_json)
+    result = _service(timeout).installed(force_refresh=refresh, partial=True)
+    apps_installed(result, as_json=as_json)
+    if result.failures:
+        # Every row is printed; the exit code still says that some server could not be listed.
+        detail = "; ".join(str(failure) for failure in result.failures)
+        raise AppsdkError(f"failed to refresh installed connector runtime state: {detail}")
 
 
 @apps.command("read")

@@ -114,14 +114,21 @@ def apps_installed(result: InstalledResult, *, as_json: bool) -> None:
         table.add_column(column)
     for row in result.apps:
         listing = row.listing
+        if row.failure is not None:
+            name = "[red]not reachable[/]"
+        else:
+            name = escape(listing.runtime_name or "-") if listing else "[dim]not in the snapshot[/]"
         table.add_row(
             escape(row.app.id),
-            escape(listing.runtime_name or "-") if listing else "[dim]not in the snapshot[/]",
+            name,
             _yes(row.enabled),
             _yes(row.callable),
             str(len(listing.tools)) if listing else "-",
         )
     console.print(table)
+    for row in result.apps:
+        if row.failure is not None:
+            console.print(f"  [red]{escape(row.app.id)}[/]: {escape(row.failure)}", soft_wrap=True)
     if result.refreshed_at:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(result.refreshed_at))
         how = "just taken" if result.refreshed else f"taken {when}"
