@@ -116,6 +116,20 @@ def test_authtoken_from_stdin_never_reaches_a_command_line(app_server, tunnel_en
     assert TOKEN not in out + err
 
 
+def test_authtoken_from_stdin_is_the_one_used(app_server, tunnel_env):  # noqa: F811
+    env = {k: v for k, v in tunnel_env.items() if k != "NGROK_AUTHTOKEN"}
+    result = subprocess.run(
+        [sys.executable, "-m", "appsdk_cli", "tunnel", "--port", str(app_server.port), "--authtoken", "-"],
+        env=env,
+        input="reject-this-token\n",  # the stand-in refuses tokens starting with "reject"
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "refused the authtoken" in result.stderr and "reject-this-token" not in result.stderr
+
+
 def test_authtoken_dash_with_nothing_on_stdin_is_a_usage_error(app_server, tunnel_env):  # noqa: F811
     env = {k: v for k, v in tunnel_env.items() if k != "NGROK_AUTHTOKEN"}
     result = subprocess.run(
