@@ -92,7 +92,7 @@ def test_one_app_down_is_one_row_not_the_whole_answer(apps_home: AppsHome, fleet
     assert by_id["gone"]["callable"] is False
     assert "gone (" in stderr and "Traceback" not in stderr
     human = apps_home.run("apps", "installed", "--refresh", "--timeout", "5")
-    assert "not reachable" in human.stdout and "cannot reach" in human.stdout, human.stdout
+    assert "not listed" in human.stdout and "cannot reach" in human.stdout, human.stdout
 
 
 def test_a_protected_app_uses_the_token_from_apps_add(apps_home: AppsHome, hostile: RunningServer):  # noqa: F811

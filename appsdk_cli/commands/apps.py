@@ -125,8 +125,12 @@ def installed(
     result = _service(timeout).installed(force_refresh=refresh, partial=True)
     apps_installed(result, as_json=as_json)
     if result.failures:
-        # Every row is printed; the exit code still says that some server could not be listed.
-        detail = "; ".join(str(failure) for failure in result.failures)
+        # Every row is printed; the exit code still says that some server could not be listed. The table
+        # already gave each reason; --json output did not, so then the line carries them.
+        if as_json:
+            detail = "; ".join(str(failure) for failure in result.failures)
+        else:
+            detail = ", ".join(f"{f.app_id} ({f.url})" for f in result.failures) + " could not be listed (see above)"
         raise AppsdkError(f"failed to refresh installed connector runtime state: {detail}")
 
 

@@ -115,7 +115,7 @@ def apps_installed(result: InstalledResult, *, as_json: bool) -> None:
     for row in result.apps:
         listing = row.listing
         if row.failure is not None:
-            name = "[red]not reachable[/]"
+            name = "[red]not listed[/]"
         else:
             name = escape(listing.runtime_name or "-") if listing else "[dim]not in the snapshot[/]"
         table.add_row(
@@ -129,7 +129,12 @@ def apps_installed(result: InstalledResult, *, as_json: bool) -> None:
     for row in result.apps:
         if row.failure is not None:
             console.print(f"  [red]{escape(row.app.id)}[/]: {escape(row.failure)}", soft_wrap=True)
-    if result.refreshed_at:
+    if result.failures:
+        console.print(
+            "[dim]The committed runtime snapshot is unchanged: only a refresh in which every server "
+            "answers replaces it.[/]"
+        )
+    elif result.refreshed_at:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(result.refreshed_at))
         how = "just taken" if result.refreshed else f"taken {when}"
         console.print(f"[dim]Runtime snapshot {how}; --refresh lists every server again.[/]")
