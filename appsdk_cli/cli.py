@@ -83,3 +83,22 @@ def main() -> None:
         sys.exit(problem.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except RecursionError:
+        from appsdk_cli.render.console import error
+
+        error(AppsdkError("the input is nested too deeply to read (JSON or TOML many levels deep)"))
+        sys.exit(1)
+    except Exception as problem:  # a bug of ours: one line, and the traceback only when asked for
+        import traceback
+
+        from appsdk_cli.render.console import error
+
+        verbose = "--verbose" in sys.argv or "-v" in sys.argv
+        error(
+            AppsdkError(
+                f"appsdk failed unexpectedly ({type(problem).__name__}: {problem}); rerun with --verbose and report it",
+                detail=traceback.format_exc(),
+            ),
+            verbose=verbose,
+        )
+        sys.exit(1)

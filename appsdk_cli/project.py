@@ -43,11 +43,28 @@ def read_config(project: Path) -> dict[str, Any]:
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
-        raise AppsdkError(f"{pyproject} is not valid TOML: {error}") from error
+        raise AppsdkError(f"{pyproject} is not valid TOML: {error}") from None
+    except RecursionError:
+        raise AppsdkError(f"{pyproject} is not valid TOML: nested too deeply") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise AppsdkError(f"cannot read {pyproject}: {getattr(error, 'strerror', None) or error}") from None
     table = data.get("tool", {}).get("appsdk", {})
     if not isinstance(table, dict):
         raise AppsdkError(f"{pyproject}: [tool.appsdk] must be a table")
     return table
+
+
+def find_project(start: Path) -> Path:
+    """The project a folder belongs to, as `call` finds its dev server: the folder itself when it holds a
+    pyproject.toml or the default server.py, else the nearest parent with a pyproject.toml, else itself.
+    So `appsdk dev` in myapp/widgets/ serves myapp."""
+    start = start.resolve()
+    if not start.is_dir() or (start / "pyproject.toml").is_file() or (start / "server.py").is_file():
+        return start
+    for folder in start.parents:
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return start
 
 
 def app_target(project: Path) -> AppTarget:
@@ -99,9 +116,51 @@ def read_dev_state(project: Path) -> DevState | None:
         state = DevState(**raw)
     except (OSError, ValueError, TypeError):
         return None
-    if not _process_alive(state.pid):
+    if not is_appsdk_dev(state.pid):
         return None
     return state
+
+
+def is_appsdk_dev(pid: int) -> bool:
+    """Whether `pid` is a running `appsdk dev` (a recycled pid now running something else is not)."""
+    if not _process_alive(pid):
+        return False
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True  # no /proc (not Linux): alive is the best we can tell
+    words = [Path(word.decode("utf-8", "replace")).name for word in argv if word]
+    named = any("appsdk" in word for word in words)
+    return named and "dev" in words
+
+
+DEV_LOCK_FILE = "dev.lock"
+
+
+def lock_dev_project(project: Path) -> int:
+    """Take the project's dev lock for this process's lifetime (the kernel drops it when we die, even by
+    SIGKILL); a second `appsdk dev` in the same project is refused naming the one that holds it.
+    Returns the lock's file descriptor."""
+    import fcntl
+
+    folder = project / STATE_DIR
+    try:
+        folder.mkdir(exist_ok=True)
+        fd = os.open(folder / DEV_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as problem:
+        raise AppsdkError(f"cannot write {folder}: {problem.strerror or problem}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        running = read_dev_state(project)
+        where = f" (pid {running.pid}, serving {running.url})" if running else ""
+        raise AppsdkError(
+            f"appsdk dev is already running for {project}{where}; stop it (Ctrl-C in its terminal) or use that one"
+        ) from None
+    return fd
 
 
 def remove_dev_state(project: Path, pid: int | None = None) -> None:
@@ -125,6 +184,20 @@ def find_dev_state(start: Path) -> DevState | None:
     return None
 
 
+def check_server_url(url: str, where: str = "--url") -> str:
+    """An http(s) URL with a host, or a UsageError (exit 2) naming where it came from."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        parts, port_ok = None, False
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise UsageError(f"{where} {url!r} is not an http(s) URL of an MCP server, e.g. http://127.0.0.1:8000/mcp")
+    return url
+
+
 @dataclass(frozen=True)
 class ServerLocation:
     url: str
@@ -134,10 +207,10 @@ class ServerLocation:
 def resolve_server_url(url: str | None, cwd: Path | None = None) -> ServerLocation:
     """--url, else $APPSDK_URL, else the running `appsdk dev` of this project, else the default."""
     if url:
-        return ServerLocation(url, "--url")
+        return ServerLocation(check_server_url(url), "--url")
     from_env = os.environ.get("APPSDK_URL")
     if from_env:
-        return ServerLocation(from_env, "APPSDK_URL")
+        return ServerLocation(check_server_url(from_env, "$APPSDK_URL"), "APPSDK_URL")
     state = find_dev_state(cwd or Path.cwd())
     if state is not None:
         return ServerLocation(state.url, ".appsdk/dev.json")

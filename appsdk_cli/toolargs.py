@@ -134,13 +134,21 @@ def _fits(value: Any, types: tuple[str, ...]) -> bool:
     return kind == "number" and "integer" in types and float(value).is_integer()
 
 
+def _loads(text: str) -> Any:
+    """json.loads, with JSON nested past Python's recursion limit refused like any other bad JSON."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
 def convert(text: str, param: Parameter) -> Any:
     """One command-line word to a JSON value, trying the types the schema allows, strictest first."""
     types = param.types
     if not types:
         # No type declared: JSON if it parses (numbers, true, lists...), else the plain text.
         try:
-            return json.loads(text)
+            return _loads(text)
         except ValueError:
             return text
     lowered = text.strip().lower()
@@ -161,7 +169,7 @@ def convert(text: str, param: Parameter) -> Any:
         return lowered == "true"
     if "array" in types or "object" in types:
         try:
-            value = json.loads(text)
+            value = _loads(text)
         except ValueError:
             value = None
         if (isinstance(value, list) and "array" in types) or (isinstance(value, dict) and "object" in types):
@@ -196,7 +204,7 @@ def build_arguments(
     arguments: dict[str, Any] = {}
     if args_json is not None:
         try:
-            given = json.loads(args_json)
+            given = _loads(args_json)
         except ValueError as problem:
             raise UsageError(f'--args is not valid JSON ({problem}); e.g. --args \'{{"month": "June"}}\'') from None
         if not isinstance(given, dict):
@@ -212,7 +220,7 @@ def build_arguments(
             if not extras_allowed:
                 raise UsageError(f"{tool_name} has no parameter {key!r}; {listing}")
             try:
-                arguments[key] = json.loads(text)
+                arguments[key] = _loads(text)
             except ValueError:
                 arguments[key] = text
             continue

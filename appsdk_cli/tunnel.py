@@ -8,13 +8,19 @@ Three things pyngrok does by default that a developer tool must not:
   whether `appsdk dev` or a plain `python server.py`, and a foreign Host sent straight to the
   server is still refused;
 - it downloads ngrok when the binary is missing; offline, that fails with a long traceback, so we
-  look for an installed ngrok first and explain how to point at one.
+  look for an installed ngrok first and explain how to point at one;
+- its agent outlives a `kill -9` of the Python process (keeping the app public): we start it with
+  PR_SET_PDEATHSIG, so Linux stops it when we die, and remove the token file once it has started.
+
+pyngrok also installs a Python `ngrok` console script into the venv; it is not the agent (starting it
+as one fails with "unable to start"), so the PATH search skips it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -77,9 +83,53 @@ def default_ngrok_config_path() -> Path:
     return Path(conf.DEFAULT_NGROK_CONFIG_PATH)
 
 
+def read_authtoken(value: str | None) -> str | None:
+    """--authtoken as given; `-` reads it from stdin (prompting, unechoed, on a terminal), so it never
+    appears on a command line."""
+    if value != "-":
+        return value
+    from appsdk_cli.errors import UsageError
+
+    if sys.stdin.isatty():
+        import getpass
+
+        token = getpass.getpass("ngrok authtoken: ")
+    else:
+        token = sys.stdin.readline()
+    token = token.strip()
+    if not token:
+        raise UsageError("--authtoken - read no token from stdin; pipe it in, e.g. `pass ngrok | appsdk tunnel ...`")
+    return token
+
+
+def is_pyngrok_wrapper(path: str) -> bool:
+    """Whether `path` is pyngrok's Python console script (`from pyngrok.ngrok import main`), not the agent."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(2048)
+    except OSError:
+        return False
+    # pip's console-script shape: a shebang, then `from pyngrok.ngrok import main`.
+    return head.startswith(b"#!") and re.search(rb"^\s*from pyngrok(\.ngrok)? import main\b", head, re.M) is not None
+
+
+def ngrok_on_path() -> tuple[str | None, list[str]]:
+    """The first ngrok on PATH that is the real agent, and the pyngrok wrappers skipped on the way."""
+    skipped: list[str] = []
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = shutil.which("ngrok", path=folder) if folder else None
+        if candidate is None or candidate in skipped:
+            continue
+        if is_pyngrok_wrapper(candidate):
+            skipped.append(candidate)
+            continue
+        return candidate, skipped
+    return None, skipped
+
+
 def resolve_ngrok_path(explicit: str | None = None) -> str:
-    """$PYNGROK_NGROK_PATH, else pyngrok's installed copy, else an ngrok on PATH, else pyngrok's default
-    location (where pyngrok will try to download it)."""
+    """$PYNGROK_NGROK_PATH, else pyngrok's installed copy, else an ngrok on PATH (not pyngrok's Python
+    wrapper), else pyngrok's default location (where pyngrok will try to download it)."""
     if explicit:
         return explicit
     from_env = os.environ.get("PYNGROK_NGROK_PATH")
@@ -89,7 +139,21 @@ def resolve_ngrok_path(explicit: str | None = None) -> str:
 
     if Path(conf.DEFAULT_NGROK_PATH).exists():
         return conf.DEFAULT_NGROK_PATH
-    return shutil.which("ngrok") or conf.DEFAULT_NGROK_PATH
+    return ngrok_on_path()[0] or conf.DEFAULT_NGROK_PATH
+
+
+def ngrok_search_summary(chosen: str) -> str:
+    """What was tried to find the agent, for an error message."""
+    from pyngrok import conf
+
+    tried = [f"$PYNGROK_NGROK_PATH ({os.environ.get('PYNGROK_NGROK_PATH') or 'unset'})"]
+    tried.append(f"pyngrok's copy at {conf.DEFAULT_NGROK_PATH} (missing)")
+    _, skipped = ngrok_on_path()
+    wrappers = f"; skipped pyngrok's Python wrapper {', '.join(skipped)}, which is not the agent" if skipped else ""
+    tried.append(f"ngrok on PATH (none{wrappers})")
+    if os.environ.get("PYNGROK_NGROK_PATH"):
+        return f"tried {chosen}"
+    return "tried " + ", ".join(tried)
 
 
 def _config_has_authtoken(path: Path) -> bool:
@@ -137,15 +201,16 @@ class Tunnel:
         if self.settings.domain:
             options["domain"] = self.settings.domain
         try:
-            with self._agent_stderr_captured():
+            with self._agent_stderr_captured(), _agent_dies_with_us():
                 self._tunnel = ngrok.connect(
                     f"{local.hostname}:{local.port or 80}", "http", pyngrok_config=config, **options
                 )
         except PyngrokNgrokInstallError as error:
             self.close()
             raise TunnelError(
-                f"could not download the ngrok agent to {config.ngrok_path} ({_first_line(error)}); install "
-                "ngrok and put it on PATH, or set PYNGROK_NGROK_PATH=/path/to/ngrok",
+                f"could not download the ngrok agent to {config.ngrok_path} ({_first_line(error)}; "
+                f"{ngrok_search_summary(config.ngrok_path)}); install ngrok and put it on PATH, "
+                "or set PYNGROK_NGROK_PATH=/path/to/ngrok",
                 detail=self._redact(str(error)),
             ) from None
         except PyngrokNgrokError as error:
@@ -163,6 +228,8 @@ class Tunnel:
                 f"could not start the ngrok agent at {config.ngrok_path}: {self._redact(_first_line(error))}",
                 detail=self._redact(str(error)),
             ) from None
+        # The agent has read its config: the token need not wait on disk for a `kill -9` to leave it there.
+        self._remove_private_config()
         public_url = (self._tunnel.public_url or "").rstrip("/")
         if public_url.startswith("http://"):
             public_url = "https://" + public_url[len("http://") :]
@@ -180,6 +247,8 @@ class Tunnel:
         before = self.endpoints
         self._stop_agent()
         self._tunnel = None
+        if self._token is not None:
+            self._write_private_config(self._token)  # removed once the last agent had started
         endpoints = self.open()
         return endpoints, before is None or before.public_url != endpoints.public_url
 
@@ -222,8 +291,8 @@ class Tunnel:
             raise TunnelError(f"no ngrok authtoken found: {AUTHTOKEN_HELP}")
         if not Path(ngrok_path).exists() and not os.access(Path(ngrok_path).parent, os.W_OK):
             raise TunnelError(
-                f"no ngrok agent at {ngrok_path}; install ngrok and put it on PATH, "
-                "or set PYNGROK_NGROK_PATH=/path/to/ngrok"
+                f"no ngrok agent at {ngrok_path} ({ngrok_search_summary(ngrok_path)}); install ngrok and put it "
+                "on PATH, or set PYNGROK_NGROK_PATH=/path/to/ngrok"
             )
         config = PyngrokConfig(
             ngrok_path=ngrok_path,
@@ -238,10 +307,15 @@ class Tunnel:
         self._pyngrok_config = config
         return config
 
+    def _remove_private_config(self) -> None:
+        if self._private_dir is not None and self._token is not None:
+            (self._private_dir / "ngrok.yml").unlink(missing_ok=True)
+
     def _write_private_config(self, token: str) -> Path:
-        """A config only this user can read, holding the token, removed on close."""
+        """A config only this user can read, holding the token, removed once the agent has started."""
         self._private_dir = self._private_dir or Path(tempfile.mkdtemp(prefix="appsdk-ngrok-"))
         path = self._private_dir / "ngrok.yml"
+        path.unlink(missing_ok=True)
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write('version: "2"\n')
@@ -288,6 +362,48 @@ class Tunnel:
 
     def _redact(self, text: str) -> str:
         return text.replace(self._token, "[authtoken]") if self._token else text
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+@contextmanager
+def _agent_dies_with_us() -> Iterator[None]:
+    """Start the agent with PR_SET_PDEATHSIG, so that Linux sends it SIGTERM when the thread that
+    started it dies, however it dies (kill -9 included). pyngrok has no hook for Popen's preexec_fn,
+    so its module's `subprocess` is shadowed for the duration of the start."""
+    if not sys.platform.startswith("linux"):
+        yield
+        return
+    import ctypes
+    import signal
+    import subprocess
+
+    from pyngrok import process as pyngrok_process
+
+    libc = ctypes.CDLL(None, use_errno=True)  # loaded before the fork: the child only calls into it
+    parent = os.getpid()
+
+    def tie_to_parent() -> None:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # we died before prctl took effect
+            os._exit(1)
+
+    class _Subprocess:
+        def __getattr__(self, name: str) -> object:
+            return getattr(subprocess, name)
+
+        @staticmethod
+        def Popen(*args: object, **kwargs: object) -> subprocess.Popen:
+            kwargs.setdefault("preexec_fn", tie_to_parent)
+            return subprocess.Popen(*args, **kwargs)  # type: ignore[call-overload]
+
+    original = pyngrok_process.subprocess
+    pyngrok_process.subprocess = _Subprocess()  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        pyngrok_process.subprocess = original
 
 
 def _quiet_pyngrok_logs() -> None:

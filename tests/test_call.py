@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +10,6 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, RunningServer, appsdk, free_port, serve_fixture, serve_project, stop
 
-from appsdk_cli.project import DevState, write_dev_state
 from appsdk_cli.scaffold import WidgetFlavor, scaffold
 
 WIDGET = "ui://widget/book-list.html"
@@ -278,14 +276,17 @@ def test_server_from_appsdk_url(app, tmp_path: Path):
 
 
 def test_server_from_dev_json(app):
-    project, server = app
-    state = write_dev_state(project, DevState(url=server.url, host="127.0.0.1", port=server.port, pid=os.getpid()))
+    from test_dev import start_dev
+
+    project, _ = app
+    # dev.json counts only while the process it names is a live `appsdk dev`: a real one writes it.
+    dev = start_dev(project)
     try:
         result = appsdk("tools", "--json", cwd=project / "widgets")  # a subfolder finds the project's dev.json
         assert result.returncode == 0, result.stderr
         assert [t["name"] for t in json.loads(result.stdout)["tools"]] == ["list-books"]
     finally:
-        state.unlink()
+        stop(dev.process)
 
 
 def test_request_meta_hints_reach_the_server(typed):

@@ -266,12 +266,21 @@ def test_no_arguments_checks_the_folder_in_memory(book_club: Path):
     assert report["summary"]["server"] == f"server:mcp in {book_club.resolve()}"
 
 
-def test_no_arguments_checks_the_running_dev_server_live(book_club: Path):
-    with serve_fixture(FIXTURES / "status-text-too-long") as server:
-        # What a running `appsdk dev` leaves behind; its pid must be alive for the file to count.
-        write_dev_state(book_club, DevState(url=server.url, host="127.0.0.1", port=server.port, pid=server.process.pid))
+def test_no_arguments_checks_the_running_dev_server_live(book_club: Path, tmp_path: Path):
+    import shutil
+
+    from test_dev import start_dev
+
+    served = tmp_path / "served"
+    shutil.copytree(FIXTURES / "status-text-too-long", served)
+    dev = start_dev(served)
+    try:
+        # What a running `appsdk dev` leaves behind; its pid must be a live `appsdk dev` for the file to count.
+        write_dev_state(book_club, DevState(url=dev.url, host="127.0.0.1", port=dev.port, pid=dev.process.pid))
         result, report = check_json(cwd=book_club)
-    assert report["summary"]["mode"] == "live" and report["summary"]["server"] == server.url
+    finally:
+        stop(dev.process)
+    assert report["summary"]["mode"] == "live" and report["summary"]["server"] == dev.url
     assert [f["rule"] for f in report["findings"]] == ["APPS301"]  # the served app, not the folder's
     assert result.returncode == 1
 

@@ -181,8 +181,8 @@ def test_sigterm_stops_agent_and_removes_private_config(running_tunnel):
     assert len(agents) == 1
     cmdline = Path(f"/proc/{agents[0]}/cmdline").read_bytes().split(b"\0")
     config = Path(cmdline[cmdline.index(b"--config") + 1].decode())
-    assert config.is_file() and (config.stat().st_mode & 0o077) == 0, "token file must be private"
-    assert TOKEN in config.read_text()
+    # The agent read it at start; a token file left on disk is one a `kill -9` would leave behind.
+    assert not config.exists(), "the private config holding the token must be gone once the agent runs"
     process.send_signal(signal.SIGTERM)
     process.wait(timeout=20)
     assert process.returncode == 0

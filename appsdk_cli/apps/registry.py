@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from appsdk_cli.appmeta import ToolMeta, tool_meta
 from appsdk_cli.apps import policy as policy_rules
@@ -160,10 +159,35 @@ def _deepest(parsed: dict[str, Any]) -> Iterator[tuple[str, ...]]:
     yield path
 
 
+MAX_FILE_BYTES = 4 * 1024 * 1024  # a registry of thousands of apps is a few hundred kB
+
+
+def read_regular_file(path: Path) -> bytes:
+    """The bytes of a regular file of sane size. A FIFO would block forever and /dev/zero never end:
+    opened without blocking, and refused unless fstat says it is a plain file."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise RegistryFileError(f"{path} is not a regular file (a pipe or a device?); make it a TOML file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise RegistryFileError(f"{path} is {info.st_size} bytes, more than a registry file can be")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_toml(path: Path) -> tuple[dict[str, Any], str] | None:
     """The parsed file and its text, or None when it does not exist."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -177,6 +201,8 @@ def read_toml(path: Path) -> tuple[dict[str, Any], str] | None:
         raise RegistryFileError(f"{path}:{line}: not UTF-8 text") from None
     try:
         return tomllib.loads(text), text
+    except RecursionError:
+        raise RegistryFileError(f"{path}: invalid TOML: nested too deeply") from None
     except tomllib.TOMLDecodeError as problem:
         message = str(problem)
         match = _AT_LINE.search(message)
@@ -217,10 +243,9 @@ def check_app_id(app_id: str) -> str:
 
 
 def check_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"{url!r} is not an http(s) URL of an MCP server, e.g. http://127.0.0.1:8000/mcp")
-    return url
+    from appsdk_cli.project import check_server_url
+
+    return check_server_url(url)
 
 
 def parse_apps(path: Path, document: dict[str, Any], text: str) -> dict[str, RegisteredApp]:
@@ -301,7 +326,7 @@ def render_apps(apps: Iterable[RegisteredApp]) -> str:
 
 def write_atomically(path: Path, text: str) -> None:
     """A temporary file in the same folder, flushed to disk, renamed over the target: never half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
@@ -315,12 +340,23 @@ def write_atomically(path: Path, text: str) -> None:
         raise AppsdkError(f"cannot write {path}: {problem.strerror or problem}") from problem
 
 
+def make_folder(folder: Path) -> None:
+    """Create a registry folder (APPSDK_HOME, a project's .appsdk/), or say in one line why not."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as problem:
+        reason = problem.strerror or str(problem)
+        raise AppsdkError(
+            f"cannot create {folder}: {reason}; set {HOME_ENV} to a folder you can write (default ~/.appsdk)"
+        ) from None
+
+
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Serialise read-modify-write of `path` between processes (two `apps add` at once lose nothing)."""
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     with open(path.with_name(f".{path.name}.lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
@@ -342,27 +378,67 @@ class RemoveResult:
     file: Path
 
 
+def _edited(text: str | None, change: Callable[[Any], None]) -> str:
+    """apps.toml with one change made in place: comments, key order and keys appsdk does not know (an
+    `owner`, a note) are kept as the user wrote them. A new file starts with render_apps' header."""
+    import tomlkit
+
+    document = tomlkit.parse(text if text is not None else render_apps([]))
+    if "apps" not in document:
+        document["apps"] = tomlkit.table(is_super_table=True)
+    change(document["apps"])
+    return tomlkit.dumps(document)
+
+
 def add_app(paths: Paths, app: RegisteredApp, *, workspace: bool = False) -> AddResult:
     check_app_id(app.id)
     check_url(app.url)
+    for key in APP_FIELDS:
+        value = getattr(app, key)
+        if value is not None:
+            toml_string(value)  # refuses what TOML cannot hold (a lone surrogate) as a usage error
     target = paths.apps_file(workspace)
     with locked(target):
-        apps = read_apps_file(target)  # a malformed file raises here, before anything is written
+        loaded = read_toml(target)  # a malformed file raises here, before anything is written
+        apps = {} if loaded is None else parse_apps(target, *loaded)
         previous = apps.get(app.id)
         stored = RegisteredApp(app.id, app.url, app.name, app.description, app.icon_url, app.icon_url_dark, target)
-        apps[app.id] = stored
-        write_atomically(target, render_apps(apps.values()))
+
+        def put(table: Any) -> None:
+            import tomlkit
+
+            entry = table.get(app.id)
+            if entry is None:
+                entry = tomlkit.table()
+                table[app.id] = entry
+            for key in APP_FIELDS:
+                value = getattr(stored, key)
+                if value is not None:
+                    entry[key] = value
+                elif key in entry:
+                    del entry[key]  # an update says every field appsdk owns; the user's own keys stay
+
+        text = _edited(loaded[1] if loaded else None, put)
+        # What we write must read back as exactly this registry: never leave a file we could not parse.
+        if parse_apps(target, tomllib.loads(text), text).get(app.id) != stored:
+            raise AppsdkError(f"could not update {target} in place; it is left as it was")
+        write_atomically(target, text)
     return AddResult(stored, target, previous)
 
 
 def remove_app(paths: Paths, app_id: str, *, workspace: bool = False) -> RemoveResult:
     target = paths.apps_file(workspace)
     with locked(target):
-        apps = read_apps_file(target)
-        if app_id not in apps:
+        loaded = read_toml(target)
+        apps = {} if loaded is None else parse_apps(target, *loaded)
+        if app_id not in apps or loaded is None:
             raise _unknown_app(paths, app_id, target)
         removed = apps.pop(app_id)
-        write_atomically(target, render_apps(apps.values()))
+
+        def drop(table: Any) -> None:
+            del table[app_id]
+
+        write_atomically(target, _edited(loaded[1], drop))
     return RemoveResult(removed, target)
 
 
@@ -449,12 +525,22 @@ Lister = Callable[[RegisteredApp, float], Listing]
 
 
 def list_app(app: RegisteredApp, timeout: float) -> Listing:
-    """Connect to the app's server, as a host does, and take every page of tools/list."""
-    from appsdk_cli.client import connect
+    """Connect to the app's server, as a host does, and take every page of tools/list.
 
-    with connect(app.url, timeout=timeout) as client:
-        tools = client.list_tools()
-        name = client.server.name if client.server and client.server.name else None
+    A protected server gets the token given with `apps add --token`, else the cached sign-in for its
+    URL (refreshed if it ran out); without either, its 401 says how to get one."""
+    from appsdk_cli.apps import tokens
+    from appsdk_cli.auth import client as oauth
+    from appsdk_cli.client import AuthRequired, connect
+
+    token = tokens.load(default_home(), app.url) or oauth.usable_token(app.url, timeout=timeout)
+    try:
+        with connect(app.url, timeout=timeout, token=token) as client:
+            tools = client.list_tools()
+            name = client.server.name if client.server and client.server.name else None
+    except AuthRequired as problem:
+        how = f"`appsdk call --url {app.url}` signs in, or `appsdk apps add {app.id} --url {app.url} --token T`"
+        raise AppsdkError(f"{problem.message}; {how}") from None
     return Listing(app.url, name, [tool for tool in tools if isinstance(tool, dict)], time.time())
 
 

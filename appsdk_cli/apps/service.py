@@ -67,6 +67,7 @@ class InstalledApp:
     listing: Listing | None  # None: the snapshot has no listing of this app's current URL
     enabled: bool
     callable: bool
+    failure: str | None = None  # why its server could not be listed just now (then it is not callable)
 
     def wire(self) -> dict[str, Any]:
         runtime_name = self.listing.runtime_name if self.listing else None
@@ -79,6 +80,7 @@ class InstalledResult:
     feature_enabled: bool
     refreshed: bool  # this call listed every server
     refreshed_at: float | None
+    failures: list[ListingFailure] = field(default_factory=list)  # partial: servers that could not be listed
 
     def wire(self) -> dict[str, Any]:
         return {"apps": [row.wire() for row in self.apps]}
@@ -306,25 +308,39 @@ class AppsService:
 
     # -- the methods --
 
-    def installed(self, *, force_refresh: bool = False) -> InstalledResult:
+    def installed(self, *, force_refresh: bool = False, partial: bool = False) -> InstalledResult:
+        """The runtime snapshot's rows. A refresh that cannot list every server raises RefreshFailed (as
+        Codex's app/installed does) unless `partial`: then each server that failed is a row that is not
+        callable, with the reason, the others are listed fresh, and the committed snapshot stays as it was."""
         policy = self.policy()
         apps = load_apps(self.paths)
         snapshot = None if force_refresh else self.committed_snapshot()
         refreshed = snapshot is None  # no snapshot committed yet: the first read takes one
+        failures: list[ListingFailure] = []
         if snapshot is None:
-            snapshot = self.refresh(list(apps.values()))
+            try:
+                snapshot = self.refresh(list(apps.values()))
+            except RefreshFailed as problem:
+                if not partial:
+                    raise
+                failures = problem.failures
+                listed, _ = self.listings([app for app in apps.values() if app.id not in {f.app_id for f in failures}])
+                snapshot = Snapshot(listed, time.time())
+        failed = {failure.app_id: failure.reason for failure in failures}
         rows = []
         for app in apps.values():
-            listing = snapshot.for_app(app)
+            listing = None if app.id in failed else snapshot.for_app(app)
             rows.append(
                 InstalledApp(
                     app,
                     listing,
                     enabled=rules.app_effectively_enabled(policy, app.id),
-                    callable=rules.app_callable(policy, app.id, listing.metas if listing else ()),
+                    callable=app.id not in failed
+                    and rules.app_callable(policy, app.id, listing.metas if listing else ()),
+                    failure=failed.get(app.id),
                 )
             )
-        return InstalledResult(rows, rules.feature_enabled(policy), refreshed, snapshot.refreshed_at)
+        return InstalledResult(rows, rules.feature_enabled(policy), refreshed, snapshot.refreshed_at, failures)
 
     def list(
         self,

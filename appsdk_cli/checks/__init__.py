@@ -113,7 +113,7 @@ def choose_source(
     else PATH mode on the current folder. The same order as `appsdk call`, with PATH mode in place
     of the default URL: code on disk is a better guess than a server that may not be running."""
     from appsdk_cli.errors import UsageError
-    from appsdk_cli.project import find_dev_state
+    from appsdk_cli.project import check_server_url, find_dev_state, find_project
     from appsdk_cli.remote import Target
 
     if path is not None and url:
@@ -121,15 +121,25 @@ def choose_source(
     if token is not None and path is not None:
         raise UsageError("--token goes with a running server (--url), not with PATH")
     if url:
-        return Source("live", target=Target(url=url, source="--url", timeout=timeout, token=token, protocol=protocol))
+        return Source(
+            "live",
+            target=Target(url=check_server_url(url), source="--url", timeout=timeout, token=token, protocol=protocol),
+        )
     if path is not None:
         if path.is_file() and path.suffix == ".py":
             return Source("path", project=path.resolve().parent, app=path.stem)
-        return Source("path", project=path)
+        return Source("path", project=find_project(path))
     from_env = os.environ.get("APPSDK_URL")
     if from_env:
         return Source(
-            "live", target=Target(url=from_env, source="APPSDK_URL", timeout=timeout, token=token, protocol=protocol)
+            "live",
+            target=Target(
+                url=check_server_url(from_env, "$APPSDK_URL"),
+                source="APPSDK_URL",
+                timeout=timeout,
+                token=token,
+                protocol=protocol,
+            ),
         )
     here = cwd or Path.cwd()
     state = find_dev_state(here)
@@ -138,7 +148,7 @@ def choose_source(
             "live",
             target=Target(url=state.url, source=".appsdk/dev.json", timeout=timeout, token=token, protocol=protocol),
         )
-    return Source("path", project=here)
+    return Source("path", project=find_project(here))
 
 
 def check_source(source: Source, *, timeout: float, call_tools: bool = True, strict: bool = False) -> CheckReport:

@@ -15,6 +15,7 @@ stdout and stderr belong to the app (prints, logs); the parent keeps them only f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -223,9 +224,16 @@ def main() -> None:
     partial = result.with_suffix(".partial")
     partial.write_text(json.dumps(outcome), encoding="utf-8")
     os.replace(partial, result)
-    # The app may have started threads (schedulers, clients) that would keep us alive.
     sys.stdout.flush()
     sys.stderr.flush()
+    # Stay alive until the parent has stopped every process the app started: while we live they are
+    # our descendants, which the parent can find (an orphan would belong to init). EOF on the hold
+    # pipe means the parent is done, or gone.
+    hold = request.get("hold_fd")
+    if isinstance(hold, int):
+        with contextlib.suppress(OSError):
+            os.read(hold, 1)
+    # The app may have started threads (schedulers, clients) that would keep us alive.
     os._exit(0)
 
 

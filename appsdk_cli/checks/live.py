@@ -44,10 +44,13 @@ def probe_auth(url: str, *, timeout: float) -> dict[str, Any]:
         "method": "initialize",
         "params": {"protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO},
     }
+    from appsdk_cli.httpguard import UnsafeRedirect, httpx_client
+
     headers = {"Accept": "application/json, text/event-stream"}
     try:
-        response = httpx.post(url, json=initialize, headers=headers, timeout=timeout)
-    except httpx.HTTPError:
+        with httpx_client(timeout) as probe:  # --timeout bounds the whole answer, redirects by our rules
+            response = probe.post(url, json=initialize, headers=headers)
+    except (httpx.HTTPError, UnsafeRedirect):
         return {}  # the session that follows says why the server cannot be reached
     auth: dict[str, Any] = {"url": url, "status": response.status_code}
     if response.status_code != 401:
@@ -57,7 +60,7 @@ def probe_auth(url: str, *, timeout: float) -> dict[str, Any]:
     auth["resourceMetadataUrl"] = metadata_url
     if not metadata_url:
         return auth
-    with httpx.Client(timeout=timeout) as http:
+    with httpx_client(timeout) as http:
         try:
             metadata = oauth.get_json(http, metadata_url, "resource metadata")
         except oauth.SignInError as problem:

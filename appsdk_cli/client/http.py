@@ -14,9 +14,9 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
-from appsdk_cli import __version__
+from appsdk_cli import __version__, httpguard
 from appsdk_cli.errors import AppsdkError
 
 if TYPE_CHECKING:
@@ -169,6 +169,7 @@ class HttpTransport:
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._connection: http.client.HTTPConnection | None = None
+        self._socket: Any = None
         self._target = self._split(url)
 
     @staticmethod
@@ -231,6 +232,8 @@ class HttpTransport:
             path = self._target[3]
             try:
                 connection.request(method, path, body=body, headers=self._headers(headers))
+                # Kept for the deadline's watchdog: a response that will close holds the socket alone.
+                self._socket = connection.sock
                 response = connection.getresponse()
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as problem:
                 # A kept-alive connection the server had already closed: the request never arrived.
@@ -243,7 +246,10 @@ class HttpTransport:
                 raise self._unreachable(problem) from problem
             if response.status in (307, 308) and response.getheader("Location"):
                 response.read()
-                self.url = urljoin(self.url, response.getheader("Location"))
+                # A token goes only to the origin it was given for; https -> http is refused (httpguard).
+                self.url, self.extra_headers = httpguard.redirect(
+                    self.url, response.getheader("Location") or "", self.extra_headers
+                )
                 new_target = self._split(self.url)
                 if new_target[:3] != self._target[:3]:
                     self._drop_connection()
@@ -262,6 +268,32 @@ class HttpTransport:
         *,
         on_other: Callable[[Message], Message | None],
         headers: dict[str, str] | None = None,
+    ) -> Message | None:
+        # --timeout bounds the whole answer: a server dripping bytes must not hold us (see httpguard).
+        import http.client
+
+        deadline = httpguard.Deadline(self.timeout)
+        with httpguard.watchdog(deadline, self._abort):
+            try:
+                return self._exchange(message, on_other, headers)
+            except (AppsdkError, OSError, ValueError, RecursionError, http.client.HTTPException) as problem:
+                self._drop_connection()
+                if deadline.expired:
+                    raise ConnectError(f"{self.description} did not answer within {self.timeout:g} s") from problem
+                if isinstance(problem, AppsdkError):
+                    raise
+                if isinstance(problem, RecursionError):
+                    raise ProtocolError(f"{self.description} sent JSON nested too deeply to read") from None
+                # A broken status line, a truncated body: the server does not speak HTTP as it should.
+                raise ProtocolError(
+                    f"{self.description} sent a broken HTTP answer: {type(problem).__name__}", detail=repr(problem)
+                ) from problem
+
+    def _abort(self) -> None:
+        httpguard.shutdown_socket(self._socket)
+
+    def _exchange(
+        self, message: Message, on_other: Callable[[Message], Message | None], headers: dict[str, str] | None
     ) -> Message | None:
         response = self._request("POST", json.dumps(message).encode(), headers)
         if message.get("method") == "initialize":

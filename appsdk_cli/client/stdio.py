@@ -142,6 +142,8 @@ class StdioTransport:
                 continue
             try:
                 incoming = json.loads(line)
+            except RecursionError:
+                raise ProtocolError(f"{self.description} sent JSON nested too deeply to read") from None
             except ValueError as problem:
                 if not self._spoke_mcp:
                     raise self._not_mcp(line) from problem

@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+# A day: longer is no deadline at all, and inf or 1e300 would overflow the socket's timeout.
+MAX_TIMEOUT = 86400.0
+
 if TYPE_CHECKING:
     from appsdk_cli.apps.service import AppsService
 
@@ -24,7 +27,8 @@ AppId = Annotated[
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the app-server method's result (camelCase JSON).")]
 Timeout = Annotated[
-    float, typer.Option("--timeout", help="Seconds each app's server gets to answer tools/list.", min=0.1)
+    float,
+    typer.Option("--timeout", help="Seconds each app's server gets to answer tools/list.", min=0.1, max=MAX_TIMEOUT),
 ]
 Workspace = Annotated[
     bool,
@@ -51,14 +55,31 @@ def add(
         str | None, typer.Option("--icon-url-dark", help="The icon for dark themes (logoUrlDark).")
     ] = None,
     workspace: Workspace = False,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            help="A bearer token for a protected server, used when listing it; kept under APPSDK_HOME "
+            "(mode 0600), never in apps.toml. Without it the sign-in `appsdk call` caches is used.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored entry as JSON.")] = False,
 ) -> None:
-    """Register an app (or update the one with this id) in apps.toml."""
+    """Register an app (or update the one with this id) in apps.toml; comments and keys of your own stay."""
+    from appsdk_cli.apps import tokens
     from appsdk_cli.apps.registry import Paths, RegisteredApp, add_app
+    from appsdk_cli.errors import UsageError
     from appsdk_cli.render.apps import app_added
 
+    if token is not None and not token.strip():
+        raise UsageError("--token is empty")
+    paths = Paths.discover()
     entry = RegisteredApp(app_id, url, name or app_id, description, icon_url, icon_url_dark)
-    app_added(add_app(Paths.discover(), entry, workspace=workspace), as_json=as_json)
+    added = add_app(paths, entry, workspace=workspace)
+    if token is not None:
+        tokens.save(paths.home, added.app.url, token.strip())
+    app_added(added, as_json=as_json)
 
 
 @apps.command("remove")
@@ -68,10 +89,15 @@ def remove(
     as_json: Annotated[bool, typer.Option("--json", help="Print what was removed as JSON.")] = False,
 ) -> None:
     """Unregister an app. An id that is not registered is a usage error (exit 2)."""
-    from appsdk_cli.apps.registry import Paths, remove_app
+    from appsdk_cli.apps import tokens
+    from appsdk_cli.apps.registry import Paths, load_apps, remove_app
     from appsdk_cli.render.apps import app_removed
 
-    app_removed(remove_app(Paths.discover(), app_id, workspace=workspace), as_json=as_json)
+    paths = Paths.discover()
+    removed = remove_app(paths, app_id, workspace=workspace)
+    if all(app.url != removed.app.url for app in load_apps(paths).values()):
+        tokens.forget(paths.home, removed.app.url)  # no other app uses that server
+    app_removed(removed, as_json=as_json)
 
 
 @apps.command("list")
@@ -93,9 +119,19 @@ def installed(
 
     The snapshot is taken on first use and by --refresh, and kept under APPSDK_HOME/snapshots/.
     """
+    from appsdk_cli.errors import AppsdkError
     from appsdk_cli.render.apps import apps_installed
 
-    apps_installed(_service(timeout).installed(force_refresh=refresh), as_json=as_json)
+    result = _service(timeout).installed(force_refresh=refresh, partial=True)
+    apps_installed(result, as_json=as_json)
+    if result.failures:
+        # Every row is printed; the exit code still says that some server could not be listed. The table
+        # already gave each reason; --json output did not, so then the line carries them.
+        if as_json:
+            detail = "; ".join(str(failure) for failure in result.failures)
+        else:
+            detail = ", ".join(f"{f.app_id} ({f.url})" for f in result.failures) + " could not be listed (see above)"
+        raise AppsdkError(f"failed to refresh installed connector runtime state: {detail}")
 
 
 @apps.command("read")
@@ -126,7 +162,10 @@ def read(
 
 def app_server(
     timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds each app's server gets to answer tools/list.", min=0.1)
+        float,
+        typer.Option(
+            "--timeout", help="Seconds each app's server gets to answer tools/list.", min=0.1, max=MAX_TIMEOUT
+        ),
     ] = 10.0,
 ) -> None:
     """Serve the Codex app-server methods (initialize, app/installed, app/list, app/read) on stdio, as JSONL.

@@ -9,6 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
+# A day: longer is no deadline at all, and inf or 1e300 would overflow the socket's timeout.
+MAX_TIMEOUT = 86400.0
+
 URL_HELP = (
     "The server's MCP endpoint. Default: $APPSDK_URL, else the running `appsdk dev`, else http://127.0.0.1:8000/mcp."
 )
@@ -34,7 +37,12 @@ ArgsJson = Annotated[
     str | None, typer.Option("--args", help="Arguments as one JSON object; KEY=VALUE words override its keys.")
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the result exactly as on the wire (camelCase JSON).")]
-Timeout = Annotated[float, typer.Option("--timeout", help="Seconds to wait for each answer.", min=0.1)]
+Timeout = Annotated[
+    float,
+    typer.Option(
+        "--timeout", help="Seconds each answer may take, in all (however slowly it arrives).", min=0.1, max=MAX_TIMEOUT
+    ),
+]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")]
 Token = Annotated[
     str | None,
@@ -116,6 +124,8 @@ def _parse_json_object(option: str, text: str | None) -> dict[str, Any] | None:
         value = json.loads(text)
     except ValueError as problem:
         raise UsageError(f"{option} is not valid JSON: {problem}") from None
+    except RecursionError:
+        raise UsageError(f"{option} is nested too deeply") from None
     if not isinstance(value, dict):
         raise UsageError(f"{option} must be a JSON object")
     return value

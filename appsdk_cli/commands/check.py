@@ -13,6 +13,9 @@ import typer
 
 from appsdk_cli.commands.call import Protocol
 
+# A day: longer is no deadline at all, and inf or 1e300 would overflow the socket's timeout.
+MAX_TIMEOUT = 86400.0
+
 
 def check(
     path: Annotated[
@@ -44,7 +47,10 @@ def check(
         typer.Option("--no-calls", help="Do not call any tool (by default read-only tools with no arguments are)."),
     ] = False,
     timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds to wait for each step (import, answer, call).", min=0.1)
+        float,
+        typer.Option(
+            "--timeout", help="Seconds to wait for each step (import, answer, call).", min=0.1, max=MAX_TIMEOUT
+        ),
     ] = 30.0,
     token: Annotated[
         str | None,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from appsdk_cli.commands.tunnel import AUTHTOKEN_OPTION_HELP
 from appsdk_cli.devserver.events import Transport
 from appsdk_cli.errors import UsageError
 
@@ -48,9 +49,7 @@ def dev(
     ] = None,
     authtoken: Annotated[
         str | None,
-        typer.Option(
-            "--authtoken", help="With --tunnel: the ngrok authtoken (default: $NGROK_AUTHTOKEN, ngrok's config)."
-        ),
+        typer.Option("--authtoken", help="With --tunnel: the " + AUTHTOKEN_OPTION_HELP, show_default=False),
     ] = None,
     auth_user: Annotated[
         str | None,
@@ -64,11 +63,11 @@ def dev(
     """Serve the app at http://HOST:PORT/mcp and reload it on every save."""
     from appsdk_cli.auth.server import auth_config, refuse_exposed
     from appsdk_cli.devserver.hosts import is_loopback, security_lists
-    from appsdk_cli.project import app_target, read_config
+    from appsdk_cli.project import app_target, find_project, read_config
     from appsdk_cli.render.console import warning
     from appsdk_cli.render.dev import dev_event
 
-    project = path.resolve()
+    project = find_project(path)
     app_target(project)  # a missing folder or a malformed target fails before anything starts
     auth = auth_config(read_config(project), auth_user)
     extra = tuple(allow_host or ())
@@ -100,12 +99,12 @@ def dev(
         Supervisor(config, observer=dev_event).run()
         return
 
-    from appsdk_cli.tunnel import TunnelSettings, configured_domain
+    from appsdk_cli.tunnel import TunnelSettings, configured_domain, read_authtoken
 
     attachment = _TunnelAttachment(
         TunnelSettings(
             local_url="",  # known once the socket is bound
-            authtoken=authtoken,
+            authtoken=read_authtoken(authtoken),
             domain=domain or configured_domain(read_config(project)),
         )
     )

@@ -6,15 +6,18 @@ from typing import Annotated
 
 import typer
 
+AUTHTOKEN_OPTION_HELP = (
+    "ngrok authtoken; - reads it from stdin. A token typed here is visible to other users in `ps` while "
+    "appsdk runs: prefer $NGROK_AUTHTOKEN or `ngrok config add-authtoken` (the defaults, in that order)."
+)
+
 
 def tunnel(
     port: Annotated[int | None, typer.Option("--port", help="Local port of the MCP server (path /mcp).")] = None,
     url: Annotated[str | None, typer.Option("--url", help="Local MCP URL, e.g. http://127.0.0.1:8000/mcp.")] = None,
     authtoken: Annotated[
         str | None,
-        typer.Option(
-            "--authtoken", help="ngrok authtoken (default: $NGROK_AUTHTOKEN, then ngrok's config).", show_default=False
-        ),
+        typer.Option("--authtoken", help=AUTHTOKEN_OPTION_HELP, show_default=False),
     ] = None,
     domain: Annotated[
         str | None, typer.Option("--domain", help="A reserved ngrok domain, stable across sessions.")
@@ -34,11 +37,13 @@ def tunnel(
         TunnelSettings,
         check_mcp,
         configured_domain,
+        read_authtoken,
         watch,
     )
 
     if port is not None and url is not None:
         raise UsageError("give --port or --url, not both")
+    authtoken = read_authtoken(authtoken)
     if port is not None and not 0 < port < 65536:
         raise UsageError(f"--port {port} is not a TCP port (1-65535)")
     local_url = f"http://127.0.0.1:{port}/mcp" if port is not None else resolve_server_url(url).url

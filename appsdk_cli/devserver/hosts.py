@@ -8,8 +8,17 @@ from urllib.parse import urlsplit
 
 from appsdk_cli.errors import UsageError
 
-LOCAL_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
-LOCAL_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+# The bare names too: a client drops the default port from Host and Origin, so on --port 80 every
+# request says `Host: 127.0.0.1`. A loopback name is no DNS-rebinding risk whatever the port.
+LOCAL_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
+LOCAL_ORIGINS = (
+    "http://127.0.0.1:*",
+    "http://localhost:*",
+    "http://[::1]:*",
+    "http://127.0.0.1",
+    "http://localhost",
+    "http://[::1]",
+)
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 
 

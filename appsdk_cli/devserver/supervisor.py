@@ -51,7 +51,14 @@ from appsdk_cli.devserver.events import (
 )
 from appsdk_cli.devserver.hosts import parse_allowed_host, security_lists, url_host
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.project import AppTarget, DevState, app_target, remove_dev_state, write_dev_state
+from appsdk_cli.project import (
+    AppTarget,
+    DevState,
+    app_target,
+    lock_dev_project,
+    remove_dev_state,
+    write_dev_state,
+)
 
 WATCHED_SUFFIXES = (".py", ".html", ".css", ".js", ".json", ".toml")
 IGNORED_DIRS = (".venv", "venv", ".git", "__pycache__", "node_modules", ".appsdk", ".pytest_cache", ".ruff_cache")
@@ -60,6 +67,8 @@ IGNORED_DIRS = (".venv", "venv", ".git", "__pycache__", "node_modules", ".appsdk
 WATCH_STEP_MS = 20
 WATCH_DEBOUNCE_MS = 400
 STOP_GRACE_SECONDS = 5.0
+# How long a retired worker may still finish accepted requests once a newer reload needs its place.
+RETIRE_GRACE_SECONDS = 1.0
 BROKEN_HINT = "fix it and save: appsdk dev keeps watching and reloads on the next good save"
 
 Observer = Callable[[DevEvent], None]
@@ -141,6 +150,7 @@ class Supervisor:
         self._watcher: threading.Thread | None = None
         self._started = False
         self._dev_state_written = False
+        self._project_lock: int | None = None  # held while we serve: one `appsdk dev` per project
 
     # -- public -------------------------------------------------------------------------------
 
@@ -224,7 +234,14 @@ class Supervisor:
         """Serve until stop() (or SIGINT/SIGTERM when handling signals, the default on the main thread)."""
         if handle_signals is None:
             handle_signals = threading.current_thread() is threading.main_thread()
-        self.bind()
+        if self._project_lock is None:
+            self._project_lock = lock_dev_project(self.project)
+        try:
+            self.bind()
+        except BaseException:
+            os.close(self._project_lock)
+            self._project_lock = None
+            raise
         if self.config.auth is not None and self._auth is None:
             self._auth = DevAuthServer(self.config.auth, self.local_origin, self.config.transport.path)
         worker_module.preload()
@@ -355,6 +372,7 @@ class Supervisor:
                 # Mid-handoff: let it finish, then reload again.
                 self._reload_queued = tuple(sorted({*(self._reload_queued or ()), *changed}))
                 return
+        self._make_room()
         try:
             target = app_target(self.project)
         except AppsdkError as problem:
@@ -362,6 +380,28 @@ class Supervisor:
             self._fork(None, problem.message, changed, seen_at)
             return
         self._fork(target, None, changed, seen_at)
+
+    def _make_room(self) -> None:
+        """At most two workers alive: the one serving and the one about to be forked.
+
+        A retired worker has stopped accepting and ended its event streams; what it still runs is a
+        request or two it had accepted, normally done in milliseconds. Give those RETIRE_GRACE_SECONDS,
+        then stop it: a save a second must not pile up workers (each holds a whole app in memory).
+        """
+        retiring = [w for w in self._workers.values() if w.state == "retiring"]
+        if not retiring:
+            return
+        deadline = time.monotonic() + RETIRE_GRACE_SECONDS
+        while time.monotonic() < deadline and any(w.pid in self._workers for w in retiring):
+            time.sleep(0.01)
+            self._reap()
+        for worker in retiring:
+            if worker.pid in self._workers:
+                self._kill(worker)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(worker.pid, 0)
+                worker.exit_code = -signal.SIGKILL
+                self._on_exit(worker)
 
     def _read_worker(self, worker: _Worker) -> None:
         if worker.channel.read_fd < 0:  # reaped earlier in this same select batch
@@ -529,7 +569,12 @@ class Supervisor:
         )
 
     def _parent_fds(self) -> list[int]:
-        fds = [self._wake_r, self._wake_w, self._selector.fileno()]
+        fds = [
+            self._wake_r,
+            self._wake_w,
+            self._selector.fileno(),
+            -1 if self._project_lock is None else self._project_lock,
+        ]
         for other in self._workers.values():
             fds += [other.channel.read_fd, other.channel.write_fd]
         return [fd for fd in fds if fd >= 0]
@@ -589,6 +634,10 @@ class Supervisor:
             self._auth.close()
         if self._dev_state_written:
             remove_dev_state(self.project, pid=os.getpid())
+        if self._project_lock is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._project_lock)
+            self._project_lock = None
         if self._sock is not None:
             self._sock.close()
         self._selector.close()
@@ -643,6 +692,8 @@ class Supervisor:
         previous = {
             signal.SIGINT: signal.signal(signal.SIGINT, on_stop),
             signal.SIGTERM: signal.signal(signal.SIGTERM, on_stop),
+            # The terminal closing stops the server as Ctrl-C would, with the same cleanup.
+            signal.SIGHUP: signal.signal(signal.SIGHUP, on_stop),
             signal.SIGCHLD: signal.signal(signal.SIGCHLD, on_child),
         }
         previous[-1] = signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)

@@ -152,6 +152,7 @@ def _become_worker(spec: WorkerSpec) -> None:
     _die_with_parent(spec.parent_pid)
     # Ctrl-C reaches the whole process group; the supervisor decides how the workers stop (SIGTERM).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # likewise a closing terminal
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     with contextlib.suppress(ValueError):
@@ -416,8 +417,9 @@ async def _serve(
     drain_seconds: float,
     forwarder: AuthForwarder | None = None,
 ) -> int:
+    streams = StreamCloser()
     config = uvicorn.Config(
-        app,
+        streams.wrap(app),
         log_config=None,
         log_level="warning",
         access_log=False,
@@ -428,14 +430,17 @@ async def _serve(
     )
     server = WorkerServer(config, on_started=lambda: channel.send({"type": "serving"}))
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, server.stop)
+    # SIGTERM asks for a graceful stop, however often it comes: a `kill -TERM -PGID` reaches the worker
+    # and then the supervisor's own SIGTERM follows; escalating on the second would cancel the app's
+    # lifespan mid-shutdown (a traceback). A forced stop is the supervisor's SIGKILL.
+    loop.add_signal_handler(signal.SIGTERM, server.request_exit)
     tasks: set[asyncio.Task[None]] = set()
 
     def on_message() -> None:
         messages, closed = channel.read_available()
         for message in messages:
             if message.get("type") == "retire":
-                task = loop.create_task(_retire(server, sock, channel, drain_seconds))
+                task = loop.create_task(_retire(server, sock, channel, drain_seconds, streams))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
             elif message.get("type") == "auth-http-reply" and forwarder is not None:
@@ -454,13 +459,19 @@ async def _serve(
     return 0
 
 
-async def _retire(server: WorkerServer, sock: socket.socket, channel: Channel, drain_seconds: float) -> None:
-    """Stop accepting, tell the supervisor (so the next worker may start), then finish what was accepted."""
+async def _retire(
+    server: WorkerServer, sock: socket.socket, channel: Channel, drain_seconds: float, streams: StreamCloser
+) -> None:
+    """Stop accepting, tell the supervisor (so the next worker may start), end the event streams, then
+    finish what was accepted."""
     # Only stop watching the listening fd. asyncio.Server.close() would be a race: a connection
     # accept()ed in this loop step gets its transport one step later, and a closed Server refuses to
     # attach it, so the client would see a reset. uvicorn closes the Server after the drain.
     asyncio.get_running_loop().remove_reader(sock.fileno())
     channel.send({"type": "stopped"})
+    # An open GET /mcp (or /sse) stream never ends by itself and would keep this worker, with the old
+    # code, alive for the whole drain: end it now; the client reconnects, to the new worker.
+    streams.close_all()
     # asyncio builds the protocol for an accepted connection one loop step after accept(): give
     # those a moment to register before judging that nothing is left.
     await asyncio.sleep(0.05)
@@ -469,6 +480,52 @@ async def _retire(server: WorkerServer, sock: socket.socket, channel: Channel, d
     while server.server_state.connections and loop.time() < deadline:
         await asyncio.sleep(0.01)
     server.stop()
+
+
+class StreamCloser:
+    """Ends the event streams a retired worker still holds.
+
+    A stream request is a GET that accepts text/event-stream (GET /mcp, the legacy GET /sse). Its
+    responder (sse-starlette) listens for `http.disconnect`; on close_all() every stream's receive()
+    returns that at once, so the stream ends cleanly and the worker can exit. Other requests finish.
+    """
+
+    def __init__(self) -> None:
+        self._closed = asyncio.Event()
+
+    def close_all(self) -> None:
+        self._closed.set()
+
+    def wrap(self, app: ASGIApp) -> ASGIApp:
+        closed = self._closed
+
+        async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http" or not _is_stream_request(scope):
+                await app(scope, receive, send)
+                return
+
+            async def receive_until_closed() -> MutableMapping[str, Any]:
+                if closed.is_set():
+                    return {"type": "http.disconnect"}
+                inner = asyncio.ensure_future(receive())
+                ending = asyncio.ensure_future(closed.wait())
+                done, _ = await asyncio.wait({inner, ending}, return_when=asyncio.FIRST_COMPLETED)
+                if inner in done:
+                    ending.cancel()
+                    return inner.result()
+                inner.cancel()
+                return {"type": "http.disconnect"}
+
+            await app(scope, receive_until_closed, send)
+
+        return wrapped
+
+
+def _is_stream_request(scope: Scope) -> bool:
+    if scope.get("method") != "GET":
+        return False
+    accept = b",".join(value for name, value in scope.get("headers", []) if name.lower() == b"accept")
+    return b"text/event-stream" in accept
 
 
 class AuthForwarder:
@@ -564,6 +621,9 @@ class WorkerServer(uvicorn.Server):
         await super().startup(sockets=sockets)
         if self.started:
             self._on_started()
+
+    def request_exit(self) -> None:
+        self.should_exit = True
 
     def stop(self) -> None:
         """Graceful the first time; a second request skips waiting for connections."""

@@ -259,6 +259,16 @@ class _Server(ThreadingHTTPServer):
         super().__init__(address, handler)
         self.preview = preview
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser that drops its connection (a reload, a closed tab) is normal: no traceback for it.
+        Anything else is one line on stderr; the preview keeps serving."""
+        import sys
+
+        problem = sys.exc_info()[1]
+        if isinstance(problem, ConnectionError | TimeoutError):
+            return
+        sys.stderr.write(f"appsdk preview: a request failed: {type(problem).__name__}: {problem}\n")
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
@@ -322,7 +332,9 @@ class _HostHandler(_Handler):
             return self._text(HTTPStatus.MISDIRECTED_REQUEST, "unknown Host")
         preview = self.server.preview
         # Only the host page may post: a page elsewhere in the user's browser must not call tools through us.
-        if self.headers.get("Origin") != preview.host_origin:
+        # The page may be opened as localhost as well as 127.0.0.1 (both are our own names, see _own_host).
+        own_origins = (preview.host_origin, f"http://localhost:{self.server.server_address[1]}")
+        if self.headers.get("Origin") not in own_origins:
             return self._json(HTTPStatus.FORBIDDEN, {"error": {"message": "foreign Origin"}})
         if (self.headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
             return self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": {"message": "send application/json"}})

@@ -10,12 +10,12 @@ if TYPE_CHECKING:
     from appsdk_cli.apps.service import InstalledResult, ListResult, ReadResult
 
 
-from appsdk_cli.render.console import json_line, stdout, warning
+from appsdk_cli.render.console import json_line, printable, stdout, warning
 
 
 def server_log(message: str) -> None:
     """A log line of `appsdk app-server`, on stderr: stdout carries only protocol messages."""
-    sys.stderr.write(f"appsdk app-server: {message}\n")
+    sys.stderr.write(f"appsdk app-server: {printable(message)}\n")
     sys.stderr.flush()
 
 
@@ -39,7 +39,7 @@ def app_added(result: AddResult, *, as_json: bool) -> None:
             }
         )
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     verb = "Updated" if result.previous is not None else "Registered"
@@ -54,7 +54,7 @@ def app_removed(result: RemoveResult, *, as_json: bool) -> None:
     if as_json:
         json_line({"id": result.app.id, "url": result.app.url, "file": str(result.file), "removed": True})
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     stdout().print(f"Removed [bold]{escape(result.app.id)}[/] from {escape(str(result.file))}", soft_wrap=True)
 
@@ -71,8 +71,9 @@ def apps_list(result: ListResult, *, as_json: bool) -> None:
     if as_json:
         json_line(result.wire())
         return
-    from rich.markup import escape
     from rich.table import Table
+
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     if not result.data:
@@ -100,8 +101,9 @@ def apps_installed(result: InstalledResult, *, as_json: bool) -> None:
         return
     import time
 
-    from rich.markup import escape
     from rich.table import Table
+
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     if not result.apps:
@@ -112,15 +114,27 @@ def apps_installed(result: InstalledResult, *, as_json: bool) -> None:
         table.add_column(column)
     for row in result.apps:
         listing = row.listing
+        if row.failure is not None:
+            name = "[red]not listed[/]"
+        else:
+            name = escape(listing.runtime_name or "-") if listing else "[dim]not in the snapshot[/]"
         table.add_row(
             escape(row.app.id),
-            escape(listing.runtime_name or "-") if listing else "[dim]not in the snapshot[/]",
+            name,
             _yes(row.enabled),
             _yes(row.callable),
             str(len(listing.tools)) if listing else "-",
         )
     console.print(table)
-    if result.refreshed_at:
+    for row in result.apps:
+        if row.failure is not None:
+            console.print(f"  [red]{escape(row.app.id)}[/]: {escape(row.failure)}", soft_wrap=True)
+    if result.failures:
+        console.print(
+            "[dim]The committed runtime snapshot is unchanged: only a refresh in which every server "
+            "answers replaces it.[/]"
+        )
+    elif result.refreshed_at:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(result.refreshed_at))
         how = "just taken" if result.refreshed else f"taken {when}"
         console.print(f"[dim]Runtime snapshot {how}; --refresh lists every server again.[/]")
@@ -130,7 +144,7 @@ def apps_read(result: ReadResult, *, as_json: bool) -> None:
     if as_json:
         json_line(result.wire())
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     for number, metadata in enumerate(result.apps):

@@ -26,8 +26,9 @@ def auth_status(rows: list[GrantStatus], home: Path, *, as_json: bool) -> None:
     if as_json:
         json_line({"signIns": [row.as_json() for row in rows]})
         return
-    from rich.markup import escape
     from rich.table import Table
+
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     if not rows:
@@ -51,7 +52,7 @@ def auth_logout(done: list[LoggedOut], url: str | None, *, as_json: bool) -> Non
     if as_json:
         json_line({"loggedOut": [{"server": d.server, "issuer": d.issuer, "revoked": d.revoked} for d in done]})
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     if not done:

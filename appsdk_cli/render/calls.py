@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from appsdk_cli.remote import CallOutcome, ReadOutcome, ResourcesOutcome, ToolsOutcome
 
 
-from appsdk_cli.render.console import count, flag, json_line, stdout
+from appsdk_cli.render.console import count, flag, json_line, printable, stdout
 
 
 def _pretty_json(value: Any) -> str:
@@ -44,9 +44,8 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
     if as_json:
         json_line(outcome.result)
         return
-    from rich.markup import escape
-
     from appsdk_cli.appmeta import crash_hint, tool_crash, without_tool_crash
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     tool = outcome.tool
@@ -86,7 +85,7 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
         eras = outcome.eras.as_json() if outcome.eras is not None else None
         json_line({"tools": outcome.tools, "era": outcome.era, "eras": eras, "dropped": outcome.dropped})
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     console.print(f"[bold]{count(len(outcome.metas), 'tool')}[/] [dim]on {escape(outcome.target.description)}[/]")
@@ -137,8 +136,7 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
 
 def _argument_lines(tool: dict[str, Any]) -> list[str]:
     """Each argument: name, type, required or default, description (from the tool's inputSchema)."""
-    from rich.markup import escape
-
+    from appsdk_cli.render.console import escape
     from appsdk_cli.toolargs import parameters
 
     schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
@@ -216,7 +214,7 @@ def _widget_calls(tool: ToolMeta) -> str:
 
 
 def _eras_lines(console: Any, outcome: ToolsOutcome) -> None:
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     if outcome.eras is not None:
         spoken = ", ".join(outcome.eras.labels) or "none that appsdk could confirm"
@@ -236,7 +234,7 @@ def resources_list(outcome: ResourcesOutcome, *, as_json: bool) -> None:
     if as_json:
         json_line({"resources": outcome.resources})
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     console.print(f"[bold]{count(len(outcome.metas), 'resource')}[/] [dim]on {escape(outcome.target.description)}[/]")
@@ -255,7 +253,7 @@ def resource_contents(outcome: ReadOutcome, *, as_json: bool) -> None:
     if as_json:
         json_line(outcome.result)
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     contents = outcome.result.get("contents") or []
@@ -271,9 +269,11 @@ def resource_contents(outcome: ReadOutcome, *, as_json: bool) -> None:
             console.print(escape(_pretty_json(item["_meta"])), soft_wrap=True)
         if "text" in item:
             console.print("[bold]text[/]")
-            # The text as served, byte for byte: no markup, no highlighting, no wrapping.
-            sys.stdout.write(str(item["text"]))
-            if not str(item["text"]).endswith("\n"):
+            # The text as served: no markup, no highlighting, no wrapping; only terminal controls shown
+            # escaped (--json has it byte for byte).
+            text = printable(str(item["text"]))
+            sys.stdout.write(text)
+            if not text.endswith("\n"):
                 sys.stdout.write("\n")
             sys.stdout.flush()
         elif "blob" in item:

@@ -15,8 +15,9 @@ def check_report(report: CheckReport, *, as_json: bool) -> None:
     if as_json:
         json_line(report.as_json())
         return
-    from rich.markup import escape
     from rich.table import Table
+
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     snapshot = report.snapshot

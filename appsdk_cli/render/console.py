@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
 from contextlib import contextmanager
@@ -14,6 +15,31 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from appsdk_cli.errors import AppsdkError
+
+
+# Characters a terminal obeys rather than shows: C0 controls but tab and newline, DEL, the C1 block
+# (0x9b is a one-byte CSI), and the bidirectional overrides that make text read other than it is.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """Text from a server as a terminal should show it: escape sequences (OSC 52 clipboard writes,
+    hyperlinks, screen clears) become visible `\\x1b`-style text instead of acting. --json stays exact."""
+    return _CONTROLS.sub(_shown, text)
+
+
+def escape(text: str) -> str:
+    """Untrusted text for a rich markup string: markup brackets and terminal controls both neutralised.
+
+    Every renderer uses this one, never rich.markup.escape directly."""
+    from rich.markup import escape as escape_markup
+
+    return escape_markup(printable(text))
 
 
 def stdout() -> Console:
@@ -35,8 +61,6 @@ def json_line(value: Any) -> None:
 
 
 def error(problem: AppsdkError, *, verbose: bool = False) -> None:
-    from rich.markup import escape
-
     console = stderr()
     console.print(f"[bold red]error:[/] {escape(problem.message)}", soft_wrap=True)
     if verbose and problem.detail:
@@ -45,14 +69,10 @@ def error(problem: AppsdkError, *, verbose: bool = False) -> None:
 
 def notice(message: str) -> None:
     """A step the user should know about (a sign-in opening the browser), on stderr so --json stays clean."""
-    from rich.markup import escape
-
     stderr().print(f"[dim]{escape(message)}[/]", soft_wrap=True)
 
 
 def warning(message: str) -> None:
-    from rich.markup import escape
-
     stderr().print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True)
 
 
@@ -73,13 +93,15 @@ def spinner(message: str) -> Iterator[None]:
 
 @contextmanager
 def stopping_on_sigterm() -> Iterator[None]:
-    """Treat SIGTERM like Ctrl-C, so the same cleanup runs for both."""
+    """Treat SIGTERM and SIGHUP (the terminal closed, an SSH session dropped) like Ctrl-C, so the same
+    cleanup runs for all three."""
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {number: signal.signal(number, interrupt) for number in (signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)

@@ -33,8 +33,9 @@ def contract_report(diff: ContractDiff, *, as_json: bool) -> None:
     if as_json:
         json_line(diff.as_json())
         return
-    from rich.markup import escape
     from rich.table import Table
+
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     where = f"— against {escape(diff.against)}: {escape(diff.server)}"
@@ -65,7 +66,7 @@ def _label(change: Change) -> str:
 
 def change_lines(changes: Iterable[Change], console: Console | None = None) -> None:
     """One line per change, for `appsdk dev`'s reload output."""
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = console or stdout()
     for change in changes:
@@ -73,7 +74,7 @@ def change_lines(changes: Iterable[Change], console: Console | None = None) -> N
 
 
 def snapshot_written(path: Path, contract: dict[str, Any], changes: list[Change] | None) -> None:
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     eras = ", ".join(f"{era} {'/'.join(v)}" for era, v in sorted(contract.get("protocol", {}).items())) or "none"

@@ -15,9 +15,8 @@ from appsdk_cli.render.nextsteps import print_commands
 
 def dev_event(event: DevEvent) -> None:
     """One running `appsdk dev`: a panel when it starts, then one line per reload or problem."""
-    from rich.markup import escape
-
     from appsdk_cli.devserver import events
+    from appsdk_cli.render.console import escape
 
     if isinstance(event, events.Started):
         _dev_panel(event)
@@ -89,7 +88,7 @@ def dev_event(event: DevEvent) -> None:
 
 def _tool_crash(event: Any) -> None:
     """A few full-width lines: what was raised, the user's own frames, and what the model got instead."""
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stderr()
     console.print(f"[bold red]{escape(event.tool)} raised[/] {escape(event.summary)}", soft_wrap=True)
@@ -105,9 +104,10 @@ def _tool_crash(event: Any) -> None:
 
 
 def _dev_panel(event: Any) -> None:
-    from rich.markup import escape
     from rich.panel import Panel
     from rich.table import Table
+
+    from appsdk_cli.render.console import escape
 
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")

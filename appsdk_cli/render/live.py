@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 @contextmanager
 def notifications(*, as_json: bool) -> Iterator[Callable[[dict[str, Any]], None]]:
     """A sink for notifications/progress and notifications/message, live while the context is open."""
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stderr()
     progress = None
@@ -78,8 +78,9 @@ def asker() -> Callable[[str, str, dict[str, Any], bool], str | None]:
     said: set[str] = set()
 
     def ask_field(message: str, name: str, schema: dict[str, Any], required: bool) -> str | None:
-        from rich.markup import escape
         from rich.prompt import Prompt
+
+        from appsdk_cli.render.console import escape
 
         console = stderr()
         if message not in said:

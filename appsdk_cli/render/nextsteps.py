@@ -10,7 +10,7 @@ from rich.console import Console
 def print_commands(console: Console, commands: Sequence[tuple[str, str]], *, indent: str = "  ") -> None:
     """Each (command, note) as `command  # note`, the notes aligned; a line too wide for the terminal
     gets its note on the line above instead, so the terminal never wraps a command or a comment."""
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     width = max((len(command) for command, _ in commands), default=0) + 2
     for command, note in commands:

@@ -30,7 +30,7 @@ def init_result(result: InitResult, *, as_json: bool) -> None:
             }
         )
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     console.print(f"[green]Plugin {escape(result.name)}[/] written in [bold]{escape(str(result.root))}[/]")
@@ -66,7 +66,7 @@ def pack_result(result: PackResult, *, as_json: bool) -> None:
             }
         )
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     if result.report.findings:
@@ -109,7 +109,7 @@ def install_result(result: InstallResult, *, as_json: bool) -> None:
             }
         )
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     verb = "Created" if result.created else "Updated"

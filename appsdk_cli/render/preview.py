@@ -14,7 +14,7 @@ from appsdk_cli.render.console import stderr, stdout
 
 
 def preview_serving(session: PreviewSession, page_url: str, widget_origin: str) -> None:
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     console.print(
@@ -30,7 +30,7 @@ def preview_serving(session: PreviewSession, page_url: str, widget_origin: str) 
 
 def preview_log(entry: LogEntry) -> None:
     """A line of the host log, live in the terminal: errors and CSP blocks stand out."""
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     style = {"error": "red", "warn": "yellow"}.get(entry.level, "dim")
     stderr().print(f"[{style}]{escape(entry.kind)}:[/] {escape(entry.message)}", soft_wrap=True)
@@ -38,7 +38,7 @@ def preview_log(entry: LogEntry) -> None:
 
 def preview_screenshot(shot: Screenshot, log: list[LogEntry], *, allow_errors: bool = False) -> None:
     """The host log's warnings and errors, the saved image, then what went wrong inside the widget."""
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     for entry in log:
         if entry.level in ("warn", "error"):

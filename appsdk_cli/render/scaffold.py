@@ -28,9 +28,8 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
             }
         )
         return
-    from rich.markup import escape
-
     from appsdk_cli.invocation import fresh_shell, shell_path
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     if result.replaced_existing:

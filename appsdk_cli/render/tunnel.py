@@ -31,7 +31,7 @@ def tunnel_opened(endpoints: TunnelEndpoints, *, verified: bool, as_json: bool) 
     if as_json:
         json_line({**endpoints.as_json(), "verified": verified})
         return
-    from rich.markup import escape
+    from appsdk_cli.render.console import escape
 
     console = stdout()
     console.print(

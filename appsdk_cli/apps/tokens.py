@@ -1,0 +1,49 @@
+"""Bearer tokens given with `apps add --token`, kept per server URL under APPSDK_HOME/app-tokens/, mode 0600.
+
+Never in apps.toml: that file is for people to read, share and commit, and a token is a secret. The
+sign-ins `appsdk call` caches (appsdk_cli.auth) are used too; a token given here wins, as --token does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from appsdk_cli.errors import AppsdkError
+
+TOKENS_DIR = "app-tokens"
+
+
+def _path(home: Path, url: str) -> Path:
+    return home / TOKENS_DIR / f"{hashlib.sha256(url.encode()).hexdigest()[:32]}.json"
+
+
+def save(home: Path, url: str, token: str) -> Path:
+    """Written 0600 from the first byte, then renamed into place."""
+    path = _path(home, url)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"url": url, "token": token}, handle)
+        os.replace(temporary, path)
+    except OSError as problem:
+        raise AppsdkError(f"cannot store the token under {path.parent}: {problem.strerror or problem}") from None
+    return path
+
+
+def load(home: Path, url: str) -> str | None:
+    try:
+        stored = json.loads(_path(home, url).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stored, dict) or stored.get("url") != url or not isinstance(stored.get("token"), str):
+        return None
+    return stored["token"]
+
+
+def forget(home: Path, url: str) -> None:
+    _path(home, url).unlink(missing_ok=True)

@@ -1,0 +1,84 @@
+"""Stopping a child together with everything it started, and keeping only the end of its output.
+
+A checked app may start helpers at import (a worker process, a `subprocess.Popen` it forgets) and may
+print without end. Started in a session of its own, the child and its descendants share one process
+group, which one killpg() ends; descendants that left the group (setsid) are found through /proc
+before the child goes, while they are still its descendants.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+
+def descendants(pid: int) -> list[int]:
+    """Every living descendant of `pid`, from /proc (empty where there is no /proc)."""
+    parents: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            parents.setdefault(parent, []).append(int(entry.name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the child, its process group and every descendant; reap the child. Safe to call twice."""
+    strays = descendants(process.pid) if process.poll() is None else []
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)  # the group outlives its leader: helpers the child left behind
+    for pid in [process.pid, *strays]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    process.wait()
+
+
+class TailReader:
+    """Drains a pipe on a thread, keeping only its last `limit` bytes (and counting the rest)."""
+
+    def __init__(self, pipe: int, limit: int = 64 * 1024) -> None:
+        self._pipe = pipe
+        self._limit = limit
+        self._kept = bytearray()
+        self.total = 0
+        self._thread = threading.Thread(target=self._drain, name="child-output", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._pipe, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.total += len(chunk)
+            self._kept += chunk
+            if len(self._kept) > 2 * self._limit:
+                del self._kept[: len(self._kept) - self._limit]
+        with contextlib.suppress(OSError):
+            os.close(self._pipe)
+
+    def text(self, timeout: float = 1.0) -> str:
+        """The kept tail as text, once the writer has closed its end (or after `timeout`)."""
+        self._thread.join(timeout)
+        kept = bytes(self._kept[-self._limit :])
+        dropped = self.total - len(kept)
+        prefix = f"[{dropped} earlier bytes of output not kept]\n" if dropped > 0 else ""
+        return prefix + kept.decode("utf-8", "replace")
