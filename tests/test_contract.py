@@ -151,7 +151,7 @@ def test_scaffold_contract_round_trips_byte_for_byte(tmp_path: Path, flavor: Wid
     widget = data["resources"]["ui://widget/book-list.html"]
     assert widget["mimeType"] == flavor.value
     assert re.fullmatch(r"sha256:[0-9a-f]{64}", widget["html"])
-    assert data["protocol"] == {"legacy": ["2025-11-25"]}
+    assert data["protocol"] == {"legacy": ["2025-11-25"], "modern": ["2026-07-28"]}
     assert set(data["tools"]["list-books"]) == {
         "title",
         "description",

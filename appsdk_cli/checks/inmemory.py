@@ -159,6 +159,13 @@ async def collect(
                     snapshot.calls[name] = _wire(result)
                 except Exception as error:
                     snapshot.call_errors[name] = f"tools/call failed: {str(error) or type(error).__name__}"
+    # The eras the app answers in process, as live mode probes them over HTTP, so both modes agree.
+    from appsdk_cli.client.modern import MODERN_VERSION
+
+    with contextlib.suppress(Exception):
+        async with Client(server, mode=MODERN_VERSION) as modern:
+            await bounded("listing tools in 2026-07-28", lambda: modern.list_tools())
+            snapshot.protocol_versions.append(MODERN_VERSION)
     return snapshot
 
 

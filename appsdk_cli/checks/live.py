@@ -116,6 +116,10 @@ def _collect(target: Target, *, call_tools: bool) -> Snapshot:
         snapshot.without_result_type = sorted(client.without_result_type)
     if target.url:
         snapshot.eras = _eras(target, client)
+        spoken = [era.get("version") for era in snapshot.eras.get("spoken") or [] if isinstance(era, dict)]
+        if spoken:
+            # Every era the server answered, not only the one this check ran in, so PATH and live agree.
+            snapshot.protocol_versions = sorted({str(version) for version in spoken})
     return snapshot
 
 

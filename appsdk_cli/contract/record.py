@@ -146,7 +146,8 @@ def record(snapshot: Snapshot) -> dict[str, Any]:
                 "instructions": snapshot.instructions,
             }
         ),
-        "protocol": {era: sorted(set(versions)) for era, versions in protocol.items()},
+        # The newest version of each era: what a host of that era negotiates.
+        "protocol": {era: [max(versions)] for era, versions in protocol.items()},
         "tools": tools,
         "resources": resources,
         "resourceTemplates": templates,
