@@ -25,6 +25,8 @@ from conftest import INTEROP, RunningServer, appsdk, free_port, serve, stop
 NODE_SERVERS = INTEROP / "node_modules" / "@modelcontextprotocol"
 PY_MCP1 = INTEROP / "py-mcp1"
 NO_ENV_URL = {"APPSDK_URL": ""}
+# A server that answers the 2025 handshake but not 2026-07-28's server/discover: true of every peer here.
+DISCOVER_FAILS = ("APPS801", "warning", "server")
 
 needs_node = pytest.mark.skipif(
     shutil.which("node") is None or shutil.which("npm") is None,
@@ -111,6 +113,8 @@ def test_basic_app_servers(node_servers: dict[str, RunningServer], name: str):
         expected.insert(1, ("APPS303", "warning", "tool get-time"))
     else:
         assert tools[0]["outputSchema"]["required"] == ["time"]
+    # Deserved too: the SDK v1 server answers the 2025 handshake only, not 2026-07-28's server/discover.
+    expected.append(DISCOVER_FAILS)
     assert found == expected
 
 
@@ -138,6 +142,7 @@ def test_system_monitor_has_an_app_only_tool(node_servers: dict[str, RunningServ
         ("APPS302", "warning", "tool get-system-info"),
         ("APPS302", "warning", "tool poll-system-stats"),
         ("APPS504", "warning", "resource ui://system-monitor/mcp-app.html"),
+        DISCOVER_FAILS,
     ]
 
 
@@ -158,8 +163,9 @@ def test_server_everything(node_servers: dict[str, RunningServer]):
     assert image.returncode == 0 and "[image image/png, about" in image.stdout
 
     report, found = findings(url)
-    # A plain MCP server with no widgets, good annotations and schemas: nothing to say.
-    assert found == [], found
+    # A plain MCP server with no widgets, good annotations and schemas: nothing to say but that it
+    # speaks the 2025 handshake only.
+    assert found == [DISCOVER_FAILS], found
     assert "get-structured-content" not in report["summary"]["called"]  # it requires an argument
 
 
@@ -219,4 +225,5 @@ def test_python_mcp1_app(py_mcp1: RunningServer):
         ("APPS202", "warning", "resource ui://widget/trail-list.html"),
         ("APPS401", "warning", "tool trail-count"),
         ("APPS502", "warning", "resource ui://widget/trail-list.html"),
+        DISCOVER_FAILS,  # mcp 1.x speaks the 2025 handshake only
     ]

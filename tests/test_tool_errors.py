@@ -135,10 +135,11 @@ def test_preview_gives_the_widget_the_production_result_and_the_developer_the_hi
     from appsdk_cli.remote import Target
 
     session = prepare(Target(url=failing.url), "crash-widget", [])
-    assert session.result == {
-        "content": [{"type": "text", "text": "Error executing tool crash-widget"}],
-        "isError": True,
-    }
+    # As production sends it (in 2026-07-28 also resultType and the server's identity), minus appsdk's key.
+    assert session.result["content"] == [{"type": "text", "text": "Error executing tool crash-widget"}]
+    assert session.result["isError"] is True
+    assert set(session.result) <= {"content", "isError", "resultType", "_meta"}
+    assert "appsdk/crash" not in session.result.get("_meta", {})
     assert any(
         "Hint: the model sees only 'Error executing tool crash-widget'; the tool raised KeyError: 'never'" in w
         for w in session.warnings
