@@ -108,7 +108,8 @@ def test_every_host_message_matches_the_sdk_schemas_across_the_lifecycle(browser
         page.select_option("#display-mode", "inline")
         widget.locator("#mode", has_text="inline").wait_for()
         # The view asks to close: the host tears it down (and waits for the answer) before removing it.
-        widget_frame(page).evaluate("() => window.probeApp.requestTeardown()")
+        # Through the #widget frame the steps above read, not the first frame whose URL looks like it.
+        widget.locator("body").evaluate("() => window.probeApp.requestTeardown()")
         page.wait_for_selector("p#widget.closed")
         log = page.evaluate("() => window.appsdkPreview.log.map((e) => e.message)")
         assert log.count("ui/resource-teardown answered") == 2, log
