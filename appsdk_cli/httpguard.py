@@ -115,9 +115,11 @@ def shutdown_socket(sock: Any) -> None:
 # --- httpx ---------------------------------------------------------------------------------------------
 
 
-def httpx_client(timeout: float, **options: Any) -> httpx.Client:
+def httpx_client(timeout: float, *, follow_redirects: bool = True, **options: Any) -> httpx.Client:
     """An httpx client that follows redirects by the rules above and gives each request `timeout` seconds
-    in all (connect, headers and the whole body), however slowly the server sends them."""
+    in all (connect, headers and the whole body), however slowly the server sends them.
+
+    Sign-in passes follow_redirects=False: an OAuth redirect is an answer to read, not a page to fetch."""
     import httpx
 
     def check_redirect(response: httpx.Response) -> None:
@@ -133,7 +135,7 @@ def httpx_client(timeout: float, **options: Any) -> httpx.Client:
 
     return httpx.Client(
         timeout=timeout,
-        follow_redirects=True,
+        follow_redirects=follow_redirects,
         transport=_DeadlineTransport(httpx.HTTPTransport(), timeout),
         event_hooks={"response": [check_redirect]},
         **options,

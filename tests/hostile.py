@@ -10,6 +10,8 @@ can see what appsdk sent where. Behaviour by path:
   /drip-sse            the same, as an event stream whose comment line never ends
   /drip-headers        the status line arrives, the headers drip forever
   /ping-first          answers tools/list in an event stream, after asking the client to `ping`
+  /drip-token          any POST (an OAuth token or revocation request too): the JSON body drips forever
+  /refuse-token        any POST: 400 invalid_grant, as an authorization server refusing a refresh token
 """
 
 from __future__ import annotations
@@ -125,6 +127,12 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         if url.path == "/redirect":
             self._reply(307, b"", Location=parse_qs(url.query)["to"][0])
+            return
+        if url.path == "/drip-token":
+            self._drip("/drip-json", b"{}")
+            return
+        if url.path == "/refuse-token":
+            self._reply(400, b'{"error": "invalid_grant"}')
             return
         if url.path == "/protected" and self.headers.get("Authorization") != "Bearer good-token":
             challenge = 'Bearer error="invalid_token", resource_metadata="http://127.0.0.1:9/.well-known/x"'

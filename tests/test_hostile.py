@@ -12,6 +12,8 @@ import pytest
 from conftest import RunningServer, appsdk, free_port, serve, stop
 
 from appsdk_cli import httpguard
+from appsdk_cli.auth.client import AuthServerUnreachable, revoke, usable_token
+from appsdk_cli.auth.tokens import CachedTokens, load, save
 
 HOSTILE = Path(__file__).resolve().parent / "hostile.py"
 TOKEN = "tok_secret_for_origin_A"
@@ -163,3 +165,45 @@ def test_preview_honours_the_timeout(hostile):
     assert result.returncode == 1, result.stdout + result.stderr
     assert "within 3 s" in result.stderr
     assert time.monotonic() - started < 9
+
+
+# --- sign-in obeys the same deadline, and a silent authorization server costs no one their grant -----------
+
+
+def _expired_grant(token_endpoint: str) -> CachedTokens:
+    return CachedTokens(
+        resource="http://127.0.0.1:9/mcp",
+        issuer="http://127.0.0.1:9",
+        token_endpoint=token_endpoint,
+        client_id="client-1",
+        access_token="expired-access",
+        refresh_token="refresh-secret",
+        expires_at=time.time() - 60,
+        revocation_endpoint=token_endpoint,
+    )
+
+
+def test_refresh_against_a_dripping_token_endpoint_ends_on_time_and_keeps_the_grant(hostile, tmp_path):
+    server_url = "http://127.0.0.1:9/mcp"
+    save(server_url, _expired_grant(f"http://127.0.0.1:{hostile.port}/drip-token"), tmp_path)
+    started = time.monotonic()
+    with pytest.raises(AuthServerUnreachable) as raised:
+        usable_token(server_url, timeout=1.5, root=tmp_path)
+    assert time.monotonic() - started < 6
+    assert "your sign-in is kept" in str(raised.value)
+    assert "refresh-secret" not in str(raised.value)
+    kept = load(server_url, root=tmp_path)
+    assert kept is not None and kept.refresh_token == "refresh-secret"
+
+
+def test_a_refused_refresh_token_is_dropped(hostile, tmp_path):
+    server_url = "http://127.0.0.1:9/mcp"
+    save(server_url, _expired_grant(f"http://127.0.0.1:{hostile.port}/refuse-token"), tmp_path)
+    assert usable_token(server_url, timeout=5, root=tmp_path) is None
+    assert load(server_url, root=tmp_path) is None
+
+
+def test_revocation_against_a_dripping_endpoint_ends_on_time(hostile):
+    started = time.monotonic()
+    assert revoke(_expired_grant(f"http://127.0.0.1:{hostile.port}/drip-token"), timeout=1.5) is False
+    assert time.monotonic() - started < 6

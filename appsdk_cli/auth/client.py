@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from appsdk_cli import httpguard
 from appsdk_cli.auth.tokens import CachedTokens, cache_path, forget, load, save
 from appsdk_cli.errors import AppsdkError
 
@@ -61,6 +62,10 @@ class SignInError(AppsdkError):
     """Signing in failed (exit 1): the message says at which step and why."""
 
 
+class AuthServerUnreachable(SignInError):
+    """The authorization server did not answer in time, or at all: no verdict on the grant, so it is kept."""
+
+
 def usable_token(server_url: str, *, timeout: float, root: Path | None = None) -> str | None:
     """A cached access token for this server (from the issuer used last), refreshed if it has run out."""
     cached = load(server_url, root=root)
@@ -73,16 +78,19 @@ def usable_token(server_url: str, *, timeout: float, root: Path | None = None) -
 
 
 def refresh(server_url: str, cached: CachedTokens, *, timeout: float, root: Path | None = None) -> CachedTokens | None:
-    """Trade the refresh token for new tokens (rotated); None (and the grant dropped) if that is refused."""
-    import httpx
+    """Trade the refresh token for new tokens (rotated); None (and the grant dropped) if that is refused.
+
+    Raises AuthServerUnreachable, keeping the grant, when the issuer does not answer within `timeout`."""
 
     if not cached.refresh_token:
         forget(server_url, cached.issuer, root)
         return None
     form = {"grant_type": "refresh_token", "refresh_token": cached.refresh_token, "resource": cached.resource}
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=False) as http:
+        with httpguard.httpx_client(timeout, follow_redirects=False) as http:
             answer = _token_request(http, cached.token_endpoint, form, _Client.of(cached), "refresh token")
+    except AuthServerUnreachable as problem:
+        raise AuthServerUnreachable(f"{problem}; your sign-in is kept, try again when it answers") from None
     except SignInError:
         forget(server_url, cached.issuer, root)
         return None
@@ -336,9 +344,8 @@ def sign_in(
     open_browser: Callable[[str], object] | None = None,
 ) -> str:
     """The whole flow, from the challenge to a cached access token (returned)."""
-    import httpx
 
-    with httpx.Client(timeout=timeout, follow_redirects=False) as http:
+    with httpguard.httpx_client(timeout, follow_redirects=False) as http:
         try:
             prm, prm_url = protected_resource_metadata(http, server_url, resource_metadata)
         except SignInError:
@@ -486,7 +493,7 @@ def _token_request(http: Any, endpoint: str, form: dict[str, str], client: _Clie
     try:
         response = http.post(endpoint, data=form, headers=headers)
     except httpx.HTTPError as problem:
-        raise SignInError(f"cannot reach {endpoint}: {problem}") from None
+        raise AuthServerUnreachable(f"cannot reach {endpoint}: {problem}") from None
     if response.status_code != 200:
         raise SignInError(f"{endpoint} refused the {what}: {_oauth_error(response)}")
     try:
@@ -526,7 +533,8 @@ def revoke(cached: CachedTokens, *, timeout: float) -> bool:
     form = {"token": cached.refresh_token or cached.access_token}
     headers = _Client.of(cached).apply(form)
     try:
-        return httpx.post(cached.revocation_endpoint, data=form, headers=headers, timeout=timeout).status_code == 200
+        with httpguard.httpx_client(timeout, follow_redirects=False) as http:
+            return http.post(cached.revocation_endpoint, data=form, headers=headers).status_code == 200
     except httpx.HTTPError:
         return False
 
