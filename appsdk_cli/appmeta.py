@@ -300,6 +300,24 @@ def without_tool_crash(result: dict[str, Any]) -> dict[str, Any]:
     return {**stripped, "_meta": rest} if rest else stripped
 
 
+def is_protocol_meta_key(key: str) -> bool:
+    """Whether a `_meta` key is reserved for MCP itself: since 2025-11-25 a prefix whose second label is
+    `modelcontextprotocol` or `mcp` (`io.modelcontextprotocol/serverInfo`); 2025-06-18 reserved such a label
+    anywhere but last (`modelcontextprotocol.io/`). Servers of both revisions are out there."""
+    prefix, slash, _ = key.partition("/")
+    if not slash:
+        return False
+    labels = prefix.split(".")
+    reserved = ("modelcontextprotocol", "mcp")
+    return (len(labels) > 1 and labels[1] in reserved) or any(label in reserved for label in labels[:-1])
+
+
+def app_meta_of_result(result: dict[str, Any]) -> dict[str, Any]:
+    """What of a result's `_meta` the app put there for its widget: the protocol's own keys and appsdk's
+    crash report left out (the 2026-07-28 era adds serverInfo to every result; that is not the app's data)."""
+    return {key: value for key, value in _meta(without_tool_crash(result)).items() if not is_protocol_meta_key(key)}
+
+
 def error_text(result: dict[str, Any]) -> str:
     """The first line of a result's first text block: what a failed tool said."""
     for block in result.get("content") if isinstance(result.get("content"), list) else []:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, RunningServer, appsdk, free_port, serve_fixture, serve_project, stop
 
+from appsdk_cli.appmeta import is_protocol_meta_key
 from appsdk_cli.scaffold import WidgetFlavor, scaffold
 
 WIDGET = "ui://widget/book-list.html"
@@ -73,6 +74,8 @@ def test_call_list_books_human(app):
     assert "structuredContent" in out and '"author": "Mary Shelley"' in out
     assert "The book club's next 3 picks: Frankenstein by Mary Shelley" in out
     assert "_meta" in out and '"pickedBy": "book-club"' in out
+    # The 2026-07-28 era puts serverInfo in every result's _meta: the protocol's, not the widget's data.
+    assert "io.modelcontextprotocol/serverInfo" not in out
     assert result.stderr == ""
 
 
@@ -340,3 +343,21 @@ def test_stdio_server(tmp_path: Path):
     assert broken.returncode == 1 and "exited with 3 before answering" in one_line_error(broken)
     missing = appsdk("tools", "--stdio", "no-such-command-for-appsdk")
     assert missing.returncode == 1 and "cannot start" in one_line_error(missing)
+
+
+@pytest.mark.parametrize(
+    ("key", "reserved"),
+    [
+        ("io.modelcontextprotocol/serverInfo", True),
+        ("modelcontextprotocol.io/x", True),
+        ("dev.mcp/x", True),
+        ("api.modelcontextprotocol.org/x", True),
+        ("openai/outputTemplate", False),
+        ("com.example/mcp", False),
+        ("com.example.mcp/x", False),
+        ("mcp", False),
+        ("pickedBy", False),
+    ],
+)
+def test_protocol_meta_keys_are_told_from_the_apps(key, reserved):
+    assert is_protocol_meta_key(key) is reserved

@@ -44,7 +44,7 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
     if as_json:
         json_line(outcome.result)
         return
-    from appsdk_cli.appmeta import crash_hint, tool_crash, without_tool_crash
+    from appsdk_cli.appmeta import app_meta_of_result, crash_hint, tool_crash
     from appsdk_cli.render.console import escape
 
     console = stdout()
@@ -71,10 +71,10 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
         for line in lines:
             console.print(escape(line), style=style, soft_wrap=True)
     # appsdk dev's crash report is ours, not the server's: shown as a hint, left out of the widget's _meta.
-    shown = without_tool_crash(result)
-    if isinstance(shown.get("_meta"), dict):
+    app_meta = app_meta_of_result(result)
+    if app_meta:
         console.print("[bold]_meta[/] [dim](widget only)[/]")
-        console.print(escape(_pretty_json(shown["_meta"])), soft_wrap=True)
+        console.print(escape(_pretty_json(app_meta)), soft_wrap=True)
     hint = crash_hint(outcome.error_text(), tool_crash(result)) if failed else None
     if hint:
         console.print(f"[dim]hint:[/] {escape(hint)}", soft_wrap=True)
