@@ -351,3 +351,13 @@ def test_rules_run_without_the_cli_and_with_no_csp_every_outside_origin_counts()
     assert len(blocked) == 1 and "declares no CSP" in blocked[0].message
     assert "https://cdn.example.com" in blocked[0].hint
     assert report.failed
+
+
+@pytest.mark.parametrize(
+    ("mode", "spelled"), [("path", "ToolAnnotations(read_only_hint=True"), ("live", '"readOnlyHint"')]
+)
+def test_annotation_hint_fits_what_was_checked(mode, spelled):
+    # A project on disk is Python; a live server may be written in anything, so it gets the wire fields.
+    _, report = run_check(FIXTURES / "annotations-missing", mode)
+    hints = [f["hint"] for f in report["findings"] if f["rule"] == "APPS302"]
+    assert hints and all(spelled in hint for hint in hints)

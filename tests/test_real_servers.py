@@ -116,6 +116,12 @@ def test_basic_app_servers(node_servers: dict[str, RunningServer], name: str):
     # Deserved too: the SDK v1 server answers the 2025 handshake only, not 2026-07-28's server/discover.
     expected.append(DISCOVER_FAILS)
     assert found == expected
+    # A TypeScript server's fix is told in wire fields, not in the Python SDK's spelling.
+    hints = {f["rule"]: f["hint"] for f in report["findings"]}
+    assert '"readOnlyHint": true' in hints["APPS302"] and "ToolAnnotations" not in hints["APPS302"]
+    if name == "react":
+        assert "outputSchema" in hints["APPS303"] and "Annotated" not in hints["APPS303"]
+    assert "upgrade the server's MCP SDK" in hints["APPS801"]
 
 
 @needs_node

@@ -83,7 +83,8 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
             DISCOVER_FAILS,
             SERVER,
             f"server/discover failed: {eras.get('discoverError') or 'no 2026-07-28 in supportedVersions'}",
-            "serve with mcp 2.3 or later (MCPServer answers both eras), or another SDK's 2026-07-28 support",
+            "upgrade the server's MCP SDK to one that speaks 2026-07-28 (in Python, mcp 2.3 or later: MCPServer "
+            "answers both eras)",
         )
     discovered = _identity(eras.get("discover"), discover=True)
     initialized = _identity(eras.get("initialize"), discover=False)

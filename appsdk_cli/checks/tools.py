@@ -56,6 +56,26 @@ RULES = (
 _HINTS = (("readOnlyHint", "read_only"), ("destructiveHint", "destructive"), ("openWorldHint", "open_world"))
 
 
+# A checked project is Python (appsdk's own kind); a live server may be written in anything, so its
+# hints name the wire fields rather than one SDK's spelling of them.
+def _annotations_hint(snapshot: Snapshot) -> str:
+    if snapshot.mode == "path":
+        return (
+            "declare all three, e.g. annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, "
+            "open_world_hint=False)"
+        )
+    return (
+        'declare all three in the tool\'s annotations, e.g. {"readOnlyHint": true, "destructiveHint": false, '
+        '"openWorldHint": false}'
+    )
+
+
+def _output_schema_hint(snapshot: Snapshot) -> str:
+    if snapshot.mode == "path":
+        return "annotate the return type (a pydantic model, or Annotated[CallToolResult, Model]) to get one"
+    return "declare the tool's outputSchema: the JSON Schema of the structuredContent its widget renders"
+
+
 def check(snapshot: Snapshot) -> Iterator[Finding]:
     for tool in snapshot.unique_tools():
         meta = tool_meta(tool)
@@ -74,8 +94,7 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 ANNOTATIONS_MISSING,
                 target,
                 f"{meta.name}: annotations lack {', '.join(missing)}",
-                "declare all three, e.g. annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False, "
-                "open_world_hint=False)",
+                _annotations_hint(snapshot),
             )
         called = snapshot.calls.get(meta.name)
         # When a call showed structuredContent, outputs.py reports the missing schema as an error instead.
@@ -84,7 +103,7 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 OUTPUT_SCHEMA_MISSING,
                 target,
                 f"{meta.name}: renders widget {meta.template} but declares no outputSchema",
-                "annotate the return type (a pydantic model, or Annotated[CallToolResult, Model]) to get one",
+                _output_schema_hint(snapshot),
             )
         if isinstance(tool.get("_meta"), dict) and OPENAI_VISIBILITY in tool["_meta"]:
             replacement = '["app"]' if meta.openai_visibility == "private" else '["model", "app"] (or nothing)'
