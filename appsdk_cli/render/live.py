@@ -21,11 +21,9 @@ if TYPE_CHECKING:
 @contextmanager
 def notifications(*, as_json: bool) -> Iterator[Callable[[dict[str, Any]], None]]:
     """A sink for notifications/progress and notifications/message, live while the context is open."""
-    from appsdk_cli.render.console import escape
-
-    console = stderr()
     progress = None
     tasks: dict[Any, Any] = {}
+    consoles: list[Any] = []  # made on the first notification shown: --json never loads rich
 
     def show(message: dict[str, Any]) -> None:
         nonlocal progress
@@ -34,6 +32,11 @@ def notifications(*, as_json: bool) -> Iterator[Callable[[dict[str, Any]], None]
             sys.stderr.write(json.dumps(message, ensure_ascii=False) + "\n")
             sys.stderr.flush()
             return
+        from appsdk_cli.render.console import escape
+
+        if not consoles:
+            consoles.append(stderr())
+        console = consoles[0]
         if message.get("method") == "notifications/message":
             level = str(params.get("level", "info"))
             data = params.get("data")
