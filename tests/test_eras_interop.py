@@ -81,6 +81,11 @@ def test_server_everything_forced_eras(everything_http, everything_sse, home):
     assert sse.returncode == 0 and "HTTP+SSE" in sse.stdout, sse.stderr
     modern = appsdk("call", "echo", "message=x", "--url", everything_http, "--protocol", "2026-07-28", env=home)
     assert modern.returncode == 1 and "Traceback" not in modern.stderr
+    assert "does not seem to speak 2026-07-28 (--protocol auto" in modern.stderr, modern.stderr
+    # HTTP+SSE forced on its streamable endpoint: the refusal, and what to do, on one line.
+    wrong = appsdk("call", "echo", "message=x", "--url", everything_http, "--protocol", "2024-11-05", env=home)
+    assert wrong.returncode == 1 and len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
+    assert "does not seem to serve HTTP+SSE here (--protocol auto" in wrong.stderr, wrong.stderr
 
 
 def inspector(url: str, *args: str) -> subprocess.CompletedProcess[str]:
