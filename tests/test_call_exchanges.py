@@ -58,7 +58,9 @@ def call(url: str, home: Path, *words: str) -> dict:
         ),
     ],
 )
-def test_a_warm_call_to_appsdk_dev_is_one_exchange_in_2026_and_three_in_2025(dev_behind_proxy, tmp_path, protocol, cold, warm):
+def test_a_warm_call_to_appsdk_dev_is_one_exchange_in_2026_and_three_in_2025(
+    dev_behind_proxy, tmp_path, protocol, cold, warm
+):
     _, url, exchanges = dev_behind_proxy
     home = tmp_path / "home"
     for expected in (cold, warm, warm):

@@ -217,8 +217,9 @@ VACUOUS_2026 = {
 FAILS_2026: dict[str, tuple[set[str], str]] = {
     "server-stateless": (
         {"sep-2575-server-rejects-undeclared-capability", "sep-2575-missing-capability-http-400"},
-        "both drive the diagnostic tool test_missing_capability, which the scaffold does not have; its 26 other"
-        " checks (no session, no GET stream, DELETE 405, routing headers, discover) hold",
+        "both drive the diagnostic tool test_missing_capability, which the scaffold does not have; its 26"
+        " passing checks cover the request _meta envelope, server/discover, the unsupported-version and"
+        " header-mismatch errors, 404 for the removed methods, and subscriptions/listen",
     ),
     "completion-complete": ({"completion-complete"}, "the scaffold offers no completions (Method not found)"),
     "json-schema-2020-12": ({"json-schema-2020-12-tool-found"}, NEEDS_FIXTURE_TOOL),
