@@ -376,9 +376,16 @@ class Tracer:
             return self._keep(record)
 
     def failure(
-        self, request: dict[str, Any], why: str, *, status: int | None = None, run: str | None = None
+        self,
+        request: dict[str, Any],
+        why: str,
+        *,
+        status: int | None = None,
+        run: str | None = None,
+        body: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The client's `request` got no JSON-RPC answer (unreachable, timed out, an HTTP error without one)."""
+        """The client's `request` failed: no answer (unreachable, timed out) or an HTTP error, whose JSON-RPC
+        error `body` is the record's message when there was one. Paired with the request by its id."""
         clock = time.monotonic()
         msg_id = request.get("id") if isinstance(request.get("id"), str | int) else None
         method = request.get("method") if isinstance(request.get("method"), str) else None
@@ -391,7 +398,7 @@ class Tracer:
             "kind": "error",
             "method": method,
             "id": msg_id,
-            "size": 0,
+            "size": message_size(body) if body is not None else 0,
             "duration_ms": None,
         }
         with self._lock:
@@ -404,7 +411,7 @@ class Tracer:
                 record["status"] = status
             redactor = _Redactor(self._secrets)
             record["failure"] = redactor.text(why)
-            record["message"] = None
+            record["message"] = redactor.value(body)
             if redactor.hit:
                 record["redacted"] = True
             return self._keep(record)
@@ -487,33 +494,25 @@ class McpHook:
         self.tracer.message("mcp", sender, receiver, message, run=self.run)
 
     def failed(self, message: Any, problem: BaseException) -> None:
-        """`message` got no JSON-RPC answer; an HTTP error carrying one is recorded as that error."""
+        """`message` got no JSON-RPC answer, or its answer came as an HTTP error (status and body kept)."""
         if not isinstance(message, dict):
             return
-        client = self.tracer.client
         status = getattr(problem, "status", None)
         status = status if isinstance(status, int) else None
-        error = getattr(problem, "error", None)
-        if isinstance(error, dict) and "id" in message and "method" in message:
-            answer = _body_answer(getattr(problem, "detail", None), message["id"])
-            answer = answer or {"jsonrpc": "2.0", "id": message["id"], "error": error}
-            self.tracer.message("mcp", "server", client, answer, run=self.run, status=status)
-            return
+        body = _body_answer(getattr(problem, "detail", None))
         why = getattr(problem, "message", None) or str(problem) or type(problem).__name__
-        self.tracer.failure(message, str(why), status=status, run=self.run)
+        self.tracer.failure(message, str(why), status=status, run=self.run, body=body)
 
 
-def _body_answer(detail: Any, request_id: Any) -> dict[str, Any] | None:
-    """The JSON-RPC error object the server sent as an HTTP error body, exactly as sent."""
-    if not isinstance(detail, str):
+def _body_answer(detail: Any) -> dict[str, Any] | None:
+    """The JSON-RPC error the server sent as an HTTP error body, as sent (None if the body is not one)."""
+    if not isinstance(detail, str) or not detail.lstrip().startswith("{"):
         return None
     try:
         answer = json.loads(detail)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
-    if isinstance(answer, dict) and "error" in answer and answer.get("id") in (request_id, None):
-        return answer
-    return None
+    return answer if isinstance(answer, dict) and isinstance(answer.get("error"), dict) else None
 
 
 def open_trace_file(path: str | Path) -> IO[str]:
