@@ -101,6 +101,8 @@ class McpClient:
         self.without_result_type: set[str] = set()
         # Tools left out of tools/list because their x-mcp-header annotations break the rules (modern only).
         self.dropped_tools: dict[str, str] = {}
+        # A notifications/tools/list_changed arrived since the last tools/list: a remembered list is stale.
+        self.tools_changed = False
         self._server: ServerInfo | None = None
         self._era_from_cache = False
         self._encode_all_headers = False
@@ -144,6 +146,13 @@ class McpClient:
         if self._server is None and self.modern:
             self._server = self._info_from_discover(self.discover())
         return self._server
+
+    @property
+    def authorization(self) -> str | None:
+        """The Authorization header this connection sends: what is cached for it belongs to that principal."""
+        side = self.transport._stream_side if isinstance(self.transport, SseTransport) else self.transport
+        headers = getattr(side, "extra_headers", None)
+        return headers.get("Authorization") if isinstance(headers, dict) else None
 
     def negotiate(self) -> Era:
         """Settle the era as --protocol says: forced, or remembered, or found out."""
@@ -277,6 +286,8 @@ class McpClient:
         if not isinstance(message, dict) or "method" not in message:
             return None
         if "id" not in message:
+            if message["method"] == "notifications/tools/list_changed":
+                self.tools_changed = True
             if message["method"] in SHOWN_NOTIFICATIONS and self.on_notification is not None:
                 self.on_notification(message)
             return None
@@ -519,7 +530,11 @@ class McpClient:
             seen.add(cursor)
 
     def list_tools(self) -> list[dict[str, Any]]:
-        tools = self._paginated("tools/list", "tools")["tools"]
+        self.tools_changed = False  # this list is the news
+        return self.admit_tools(self._paginated("tools/list", "tools")["tools"])
+
+    def admit_tools(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The tools a client may use (and their Mcp-Param-* headers learnt), from a list fetched or remembered."""
         if not self.modern:
             return tools
         # 2026-07-28: a client must leave out a tool whose x-mcp-header annotations break the rules.
