@@ -124,10 +124,18 @@ def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _utf8_line(value: Any) -> bytes:
+    try:
+        return compact(value).encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (a server may send "\ud800"): escaped, as JSON.stringify does it.
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
+
+
 def message_size(message: Any) -> int:
     try:
-        return len(compact(message).encode("utf-8"))
-    except (TypeError, ValueError):
+        return len(_utf8_line(message))
+    except (TypeError, ValueError, RecursionError):
         return 0
 
 
@@ -154,7 +162,7 @@ def validate_record(record: Any) -> None:
 
 
 def dumps_record(record: dict[str, Any]) -> str:
-    return compact(record)
+    return _utf8_line(record).decode("utf-8")
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], target: IO[str]) -> None:
@@ -471,7 +479,7 @@ class Tracer:
             try:
                 self._sink.write(dumps_record(record) + "\n")
                 self._sink.flush()  # a crashed or killed run keeps every line written so far
-            except (OSError, ValueError) as problem:
+            except (OSError, ValueError, RecursionError) as problem:
                 self.sink_error = getattr(problem, "strerror", None) or str(problem)
                 self._sink = None
         for subscriber in list(self._subscribers):

@@ -412,3 +412,15 @@ def test_a_token_never_lands_in_the_trace(node_clients, home, tmp_path: Path):
     assert token not in text and trace.REDACTED in text
     echoed = [r for r in checked_trace(path) if r["method"] == "tools/call"]
     assert all(r["redacted"] for r in echoed)
+
+
+def test_text_utf8_cannot_carry_is_escaped_not_lost(tmp_path: Path):
+    sink = tmp_path / "trace.jsonl"
+    with trace.Tracer(sink=sink) as tracer:
+        # A lone surrogate is valid JSON text but not UTF-8: the line is escaped instead of dropping the file.
+        tracer("receive", json.loads('{"jsonrpc": "2.0", "id": 1, "result": {"text": "\\ud800 é"}}'))
+        tracer("receive", {"jsonrpc": "2.0", "id": 2, "result": {"text": "é"}})
+    assert tracer.sink_error is None
+    first, second = trace.read_jsonl(sink)
+    assert first["message"]["result"]["text"] == "\ud800 é" and second["message"]["result"]["text"] == "é"
+    assert '"é"' in sink.read_text(encoding="utf-8").splitlines()[1]
