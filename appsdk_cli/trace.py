@@ -527,11 +527,13 @@ def open_trace_file(path: str | Path) -> IO[str]:
     """Open (truncate) a trace file for writing, or say in one line why not (exit 2)."""
     target = Path(path)
     if target.is_dir():
-        raise TraceFileError(f"--trace {path}: is a directory; give a file name, e.g. {target / 'trace.jsonl'}")
+        raise TraceFileError(f"--trace {path}: is a folder; give a file name, e.g. {target / 'trace.jsonl'}")
+    if not target.parent.is_dir():
+        raise TraceFileError(f"--trace {path}: the folder {target.parent} does not exist; create it or pick another")
     try:
         return target.open("w", encoding="utf-8")
     except OSError as problem:
         reason = problem.strerror or str(problem)
         raise TraceFileError(
-            f"--trace {path}: cannot write there ({reason}); give a file in a writable folder"
+            f"--trace {path}: cannot write it ({reason}); pick a file in a folder you can write"
         ) from None
