@@ -97,6 +97,18 @@ def test_records_pair_time_and_measure_messages():
     assert tracer.records()[-1]["duration_ms"] is None and tracer.records()[-1]["method"] is None
 
 
+def test_two_clients_on_one_tracer_pair_their_own_ids():
+    tracer = trace.Tracer(client="workbench")
+    listing, calling = tracer.hook(), tracer.hook()
+    calling("send", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow"}})
+    listing("send", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    listing("receive", {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}})
+    calling("receive", {"jsonrpc": "2.0", "id": 1, "result": {"content": []}})
+    answers = [r for r in tracer.records() if r["kind"] == "response"]
+    assert [r["method"] for r in answers] == ["tools/list", "tools/call"]
+    assert all(r["from"] == "server" and r["to"] == "workbench" for r in answers)
+
+
 def test_the_schema_refuses_what_is_not_a_record():
     good = {
         "time": "2026-12-01T12:00:00.123Z",
