@@ -443,7 +443,7 @@ export function createTrafficPanel(element, options = {}) {
 
     const tree = el("div", "traffic-json");
     tree.setAttribute("role", "tree");
-    if (r.message === null || r.message === undefined) tree.append(el("p", "traffic-muted", "No message: the request got no answer."));
+    if (r.message === null || r.message === undefined) tree.append(el("p", "traffic-muted", "No JSON-RPC message came back (the failure above says what did)."));
     else tree.append(jsonNode(null, r.message, 0));
     detail.replaceChildren(head, facts, tree);
   }
