@@ -55,6 +55,8 @@ class Target:
     elicit: Elicitor | None = field(default=None, repr=False, compare=False)
     # Shown progress and log notifications of a call as they arrive; None: they are dropped.
     notify: NotificationSink | None = field(default=None, repr=False, compare=False)
+    # Hears every MCP message of the session (--trace): a trace.Tracer, or any (direction, message) callable.
+    trace: Any = field(default=None, repr=False, compare=False)
 
     @property
     def description(self) -> str:
@@ -73,6 +75,7 @@ def resolve_target(
     protocol: str = AUTO,
     elicit: Elicitor | None = None,
     notify: NotificationSink | None = None,
+    trace: Any = None,
 ) -> Target:
     """--stdio, else --url, else $APPSDK_URL, else the running `appsdk dev`, else the default URL."""
     if url and stdio:
@@ -84,7 +87,9 @@ def resolve_target(
     if stdio is not None:
         if token is not None:
             raise UsageError("--token goes with an HTTP server, not --stdio")
-        return Target(stdio=stdio, source="--stdio", timeout=timeout, protocol=protocol, elicit=elicit, notify=notify)
+        return Target(
+            stdio=stdio, source="--stdio", timeout=timeout, protocol=protocol, elicit=elicit, notify=notify, trace=trace
+        )
     from appsdk_cli.project import resolve_server_url
 
     location = resolve_server_url(url, cwd)
@@ -98,6 +103,7 @@ def resolve_target(
         elicit=elicit,
         notify=notify,
         client_id=client_id,
+        trace=trace,
     )
 
 
@@ -143,6 +149,9 @@ def session(
         token = _sign_in(target, challenge)
     elif token is None and target.url is not None:
         token = _cached_token(target)
+    for secret in (target.token, token):
+        if secret and hasattr(target.trace, "add_secret"):
+            target.trace.add_secret(secret)
 
     try:
         try:
@@ -154,7 +163,10 @@ def session(
                 raise
             if challenge is not None or not sign_in_on_connect:
                 raise  # signed in just now and still refused, or the caller signs in: it decides
-            client = _connected(target, _sign_in(target, refused))
+            token = _sign_in(target, refused)
+            if hasattr(target.trace, "add_secret"):
+                target.trace.add_secret(token)
+            client = _connected(target, token)
     except ConnectError as problem:
         if target.url and target.source != "--url":
             problem.message = f"{problem.message} ({_SOURCE_HINTS.get(target.source, f'from {target.source}')})"
@@ -175,6 +187,7 @@ def _connected(target: Target, token: str | None) -> McpClient:
         eras=target.eras,
         on_elicit=target.elicit,
         on_notification=target.notify,
+        trace=target.trace,
     )
     return client.__enter__()  # the handshake; the transport is closed if it fails
 
@@ -414,7 +427,9 @@ def list_tools(target: Target) -> ToolsOutcome:
         return listed, client.era.label if client.era else "", dict(client.dropped_tools)
 
     tools, era, dropped = signed_in(target, work)
-    report = probe_eras(target.url, timeout=target.timeout, token=_token_for(target)) if target.url else None
+    report = None
+    if target.url:
+        report = probe_eras(target.url, timeout=target.timeout, token=_token_for(target), trace=target.trace)
     return ToolsOutcome(target, tools, [tool_meta(t) for t in tools], era, report, dropped)
 
 

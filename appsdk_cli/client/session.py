@@ -47,7 +47,8 @@ from appsdk_cli.client.http import (
 from appsdk_cli.client.legacy_sse import SseTransport
 from appsdk_cli.errors import AppsdkError
 
-# Sees every JSON-RPC message: ("send" | "receive", message). Tests use it to check the wire shapes.
+# Sees every JSON-RPC message: ("send" | "receive", message); appsdk_cli.trace.Tracer is one (it also has
+# `failed(message, problem)`, told when a message got no JSON-RPC answer). Tests use it to check wire shapes.
 Tracer = Callable[[str, Message], None]
 # Answers one elicitation (the params of elicitation/create) with an ElicitResult: {action, content}.
 Elicitor = Callable[[dict[str, Any]], dict[str, Any]]
@@ -273,7 +274,14 @@ class McpClient:
     def _send(self, message: Message, headers: dict[str, str] | None = None) -> Message | None:
         if self.trace:
             self.trace("send", message)
-        answer = self.transport.exchange(message, on_other=self._on_server_message, headers=headers)
+        try:
+            answer = self.transport.exchange(message, on_other=self._on_server_message, headers=headers)
+        except AppsdkError as problem:
+            # No answer came, or a JSON-RPC error came as an HTTP error: a trace.Tracer records that too.
+            failed = getattr(self.trace, "failed", None)
+            if failed is not None:
+                failed(message, problem)
+            raise
         if answer is not None and self.trace:
             self.trace("receive", answer)
         return answer
