@@ -26,6 +26,8 @@ from urllib.parse import parse_qs, urlsplit
 from appsdk_cli import __version__
 from appsdk_cli.appmeta import Bridge, crash_hint, error_text, tool_crash, without_tool_crash
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.preview import hostroutes
+from appsdk_cli.preview.files import FileStore
 from appsdk_cli.preview.session import (
     DISPLAY_MODES,
     THEMES,
@@ -75,6 +77,7 @@ class PreviewServer:
         self._widget_states: dict[str, Any] = {}
         self._template: WidgetTemplate = preview.template
         self._widget_served = 0
+        self.files = FileStore()  # window.openai's uploads (hostroutes.py serves them)
         self._servers: list[_Server] = []
         self._threads: list[threading.Thread] = []
 
@@ -108,6 +111,7 @@ class PreviewServer:
         for thread in self._threads:
             thread.join(timeout=5)
         self._servers, self._threads = [], []
+        self.files.close()
 
     def __enter__(self) -> PreviewServer:
         return self.start()
@@ -200,6 +204,7 @@ class PreviewServer:
             "widgetTools": {bridge.value: sorted(names) for bridge, names in preview.widget_tools.items()},
             "userAgent": USER_AGENT,
             "defaults": asdict(self.options),
+            "widgetState": self.widget_state(),
             "warnings": preview.warnings,
         }
 
@@ -226,7 +231,8 @@ class PreviewServer:
                 "userAgent": USER_AGENT,
             },
         }
-        return inject_bootstrap(template.html, config), template.csp.header()
+        csp = hostroutes.widget_extras(self, query, config, template.csp)
+        return inject_bootstrap(template.html, config), csp
 
 
 def prefers_border(meta: dict[str, Any]) -> bool:
@@ -317,6 +323,8 @@ class _HostHandler(_Handler):
             return self._static(path[1:])
         if path == "/api/session":
             return self._json(HTTPStatus.OK, preview.session_json())
+        if hostroutes.handle_get(self, path):
+            return None
         if path == "/favicon.ico":
             return self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
         return self._text(HTTPStatus.NOT_FOUND, "not found")
@@ -348,6 +356,8 @@ class _HostHandler(_Handler):
         if not isinstance(body, dict):
             return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "body must be a JSON object"}})
         path = urlsplit(self.path).path
+        if hostroutes.handle_post(self, path, body):
+            return None
         if path == "/api/call":
             return self._call(body)
         if path == "/api/read":
@@ -371,6 +381,10 @@ class _HostHandler(_Handler):
         if body.get("bridge") not in tuple(Bridge):
             bridges = " or ".join(repr(b.value) for b in Bridge)
             return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": f"bridge must be {bridges}"}})
+        try:
+            arguments = hostroutes.call_arguments(self.server.preview, name, arguments)
+        except ValueError as problem:
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": str(problem)}})
         try:
             result = call_from_widget(self.server.preview.preview, name, arguments, Bridge(body["bridge"]))
         except PermissionError as refused:
