@@ -139,7 +139,7 @@ def test_cancel_drops_a_call_in_flight(bench: Workbench) -> None:
     while run.client is None and time.monotonic() < deadline:
         time.sleep(0.02)
     started = time.monotonic()
-    status, answer = request(bench, "POST", "/api/cancel", {"run": run.id})
+    status, answer = request(bench, "POST", "/api/runs/cancel", {"run": run.id})
     assert status == 200 and answer["run"]["status"] == "cancelled"
     assert time.monotonic() - started < 5
     # The server is fine, and the workbench calls it again at once.

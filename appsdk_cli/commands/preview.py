@@ -30,6 +30,18 @@ class Theme(StrEnum):
     dark = "dark"
 
 
+class HostProfile(StrEnum):
+    chatgpt = "chatgpt"
+    mcp_apps = "mcp-apps"
+    claude = "claude"
+
+
+class Device(StrEnum):
+    desktop = "desktop"
+    tablet = "tablet"
+    mobile = "mobile"
+
+
 class DisplayMode(StrEnum):
     inline = "inline"
     pip = "pip"
@@ -45,6 +57,18 @@ def preview(
     display_mode: Annotated[
         DisplayMode, typer.Option("--display-mode", help="How the host shows the widget at first.")
     ] = DisplayMode.inline,
+    profile: Annotated[
+        HostProfile,
+        typer.Option(
+            "--profile",
+            help="The host to play: chatgpt (as probed: window.openai, its sandbox and capabilities), mcp-apps"
+            " (the spec's generic host, bridge only) or claude (Claude-like, bridge only).",
+        ),
+    ] = HostProfile.chatgpt,
+    device: Annotated[
+        Device,
+        typer.Option("--device", help="The device the host runs on: its viewport, touch or hover, safe-area insets."),
+    ] = Device.desktop,
     locale: Annotated[
         str, typer.Option("--locale", help="window.openai.locale, and openai/locale in the tool call's _meta.")
     ] = "en-US",
@@ -110,7 +134,14 @@ def preview(
     if screenshot is not None:
         # Before the tool is called: a missing browser should not cost a round trip to find out.
         chromium = screenshot_requirements()
-    options = PreviewOptions(theme=theme.value, display_mode=display_mode.value, locale=locale, bridge_only=bridge_only)
+    options = PreviewOptions(
+        theme=theme.value,
+        display_mode=display_mode.value,
+        locale=locale,
+        bridge_only=bridge_only,
+        profile=profile.value,
+        device=device.value,
+    )
     if tool is None:
         from appsdk_cli.workbench import Workbench
 

@@ -26,6 +26,8 @@ from urllib.parse import parse_qs, urlsplit
 from appsdk_cli import __version__
 from appsdk_cli.appmeta import Bridge, crash_hint, error_text, tool_crash, without_tool_crash
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.preview import hostroutes
+from appsdk_cli.preview.files import FileStore
 from appsdk_cli.preview.session import (
     DISPLAY_MODES,
     THEMES,
@@ -107,6 +109,7 @@ class PreviewServer:
         self._runs: dict[str, Run] = {}
         if preview is not None:
             self._runs[DEFAULT_RUN] = Run(DEFAULT_RUN, preview, preview.template)
+        self.files = FileStore()  # window.openai's uploads (hostroutes.py serves them)
         self._servers: list[_Server] = []
         self._threads: list[threading.Thread] = []
 
@@ -140,6 +143,7 @@ class PreviewServer:
         for thread in self._threads:
             thread.join(timeout=5)
         self._servers, self._threads = [], []
+        self.files.close()
 
     def __enter__(self) -> PreviewServer:
         return self.start()
@@ -273,6 +277,7 @@ class PreviewServer:
             "widgetTools": {bridge.value: sorted(names) for bridge, names in preview.widget_tools.items()},
             "userAgent": USER_AGENT,
             "defaults": asdict(self.options),
+            "widgetState": self.widget_state(run_id),
             "warnings": preview.warnings,
         }
 
@@ -301,7 +306,8 @@ class PreviewServer:
                 "userAgent": USER_AGENT,
             },
         }
-        return inject_bootstrap(template.html, config), template.csp.header()
+        csp = hostroutes.widget_extras(self, query, config, template.csp)
+        return inject_bootstrap(template.html, config), csp
 
 
 def prefers_border(meta: dict[str, Any]) -> bool:
@@ -403,6 +409,8 @@ class _HostHandler(_Handler):
                 return self._json(HTTPStatus.OK, preview.session_json(query.get("run", DEFAULT_RUN)))
             except UnknownRun:
                 return self._unknown_run(query.get("run", DEFAULT_RUN))
+        if hostroutes.handle_get(self, path):
+            return None
         if path == "/favicon.ico":
             return self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
         return self._text(HTTPStatus.NOT_FOUND, "not found")
@@ -441,6 +449,8 @@ class _HostHandler(_Handler):
         query = self._query()
         if preview.routes is not None and preview.routes(self, path, query, body):
             return None
+        if hostroutes.handle_post(self, path, body):
+            return None
         # The run: in the query string (host.js adds its own), or in the body.
         run_id = query.get("run") or (body.get("run") if isinstance(body.get("run"), str) else DEFAULT_RUN)
         try:
@@ -473,6 +483,10 @@ class _HostHandler(_Handler):
         if body.get("bridge") not in tuple(Bridge):
             bridges = " or ".join(repr(b.value) for b in Bridge)
             return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": f"bridge must be {bridges}"}})
+        try:
+            arguments = hostroutes.call_arguments(self.server.preview, name, arguments, run.session)
+        except ValueError as problem:
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": str(problem)}})
         try:
             result = call_from_widget(run.session, name, arguments, Bridge(body["bridge"]))
         except PermissionError as refused:

@@ -40,6 +40,9 @@ class PreviewOptions:
     locale: str = "en-US"
     # Withhold window.openai, so a portable widget must use the MCP Apps bridge (as in non-ChatGPT hosts).
     bridge_only: bool = False
+    profile: str = "chatgpt"  # the host played (profiles.py): chatgpt, mcp-apps or claude
+    device: str = "desktop"  # desktop, tablet or mobile
+    time_zone: str | None = None  # hostContext.timeZone; None: the browser's own
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class PreviewSession:
     warnings: list[str] = field(default_factory=list)
     # The tool exactly as tools/list gave it: the bridge's hostContext.toolInfo.tool is a complete MCP Tool.
     tool_definition: dict[str, Any] = field(default_factory=dict)
+    tools: list[dict[str, Any]] = field(default_factory=list)  # tools/list, for fileParams on widget calls
 
     @property
     def state_key(self) -> str:
@@ -165,6 +169,7 @@ def prepare(
         widget_tools=widget_tools(tools),
         warnings=warnings,
         tool_definition=definition or {"name": tool_name, "inputSchema": {"type": "object"}},
+        tools=[t for t in tools if isinstance(t, dict)],
     )
 
 

@@ -522,12 +522,12 @@ class Workbench:
                 return True
             handler._json(HTTPStatus.ACCEPTED, {"run": self.start_run(tool, arguments, locale=locale).as_json()})
             return True
-        if path in ("/api/rerun", "/api/cancel"):
+        if path in ("/api/runs/rerun", "/api/runs/cancel"):
             run_id = body.get("run")
             if not isinstance(run_id, str) or self.get_run(run_id) is None:
                 handler._json(HTTPStatus.NOT_FOUND, {"error": {"message": "no such run"}})
                 return True
-            if path == "/api/cancel":
+            if path == "/api/runs/cancel":
                 run = self.cancel(run_id)
                 handler._json(HTTPStatus.OK, {"run": run.as_json() if run else None})
                 return True

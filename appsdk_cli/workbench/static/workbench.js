@@ -319,7 +319,7 @@ function upsertRun(data) {
     page.runs.set(data.id, run);
     element.dataset.run = data.id;
     element.querySelector('[data-action="rerun"]').addEventListener("click", () => rerun(data.id));
-    element.querySelector('[data-action="cancel"]').addEventListener("click", () => api("/api/cancel", { run: data.id }).catch(() => {}));
+    element.querySelector('[data-action="cancel"]').addEventListener("click", () => api("/api/runs/cancel", { run: data.id }).catch(() => {}));
     element.querySelector('[data-action="edit"]').addEventListener("click", () => editArguments(data.id));
     element.querySelector('[data-action="reload"]').addEventListener("click", () => reloadRun(data.id));
     const runs = $("runs");
@@ -379,7 +379,7 @@ function editArguments(id) {
 }
 
 async function rerun(id) {
-  await api("/api/rerun", { run: id, locale: hostOptions().locale }).then(({ run }) => upsertRun(run)).catch((error) => {
+  await api("/api/runs/rerun", { run: id, locale: hostOptions().locale }).then(({ run }) => upsertRun(run)).catch((error) => {
     const run = page.runs.get(id);
     if (run) {
       const problem = run.element.querySelector(".run-problem");
