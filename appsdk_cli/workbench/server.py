@@ -89,6 +89,7 @@ class WorkbenchRun:
     invoked: str | None = None
     warnings: list[str] = field(default_factory=list)
     calls: int = 0  # how many times it ran (a re-run keeps the id and the widget state)
+    version: int = 0  # bumped on every change: the page keeps the newest of what it hears
     cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
     client: McpClient | None = field(default=None, repr=False)
 
@@ -109,6 +110,7 @@ class WorkbenchRun:
             "invoked": self.invoked,
             "warnings": self.warnings,
             "calls": self.calls,
+            "version": self.version,
         }
 
 
@@ -303,6 +305,7 @@ class Workbench:
                 run.arguments = arguments
             run.status, run.error, run.duration_ms = "running", None, None
             run.started = time.time()
+            run.version += 1
             run.cancelled = threading.Event()
         self._launch(run, locale)
         return run
@@ -422,6 +425,7 @@ class Workbench:
             if run.status != "running":
                 return
             run.status, run.error = status, error
+            run.version += 1
             if run.duration_ms is None:
                 run.duration_ms = round((time.time() - run.started) * 1000, 1)
         self.events.publish("run", run.as_json())

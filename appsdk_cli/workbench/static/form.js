@@ -115,14 +115,23 @@ function editor(schema, root, { label, required, depth, changed, path }) {
           const value = child.get();
           if (value !== undefined) out[name] = value;
         }
-        return depth > 0 && !required && Object.keys(out).length === 0 ? undefined : out;
+        // An optional object nobody filled in is left out, not sent as {name: ""}.
+        if (depth > 0 && !required && Object.values(children).every((child) => child.isEmpty())) return undefined;
+        return out;
       },
+      isEmpty: () => (extraEditor ? extraEditor.isEmpty() : Object.values(children).every((child) => child.isEmpty())),
       set(value) {
         const object = value && typeof value === "object" && !Array.isArray(value) ? value : {};
         if (extraEditor) return extraEditor.set(value);
         for (const [name, child] of Object.entries(children)) child.set(object[name]);
       },
       check() {
+        // An optional object left empty has nothing to check (its required fields apply once it is used).
+        if (depth > 0 && !required && Object.values(children).every((child) => child.isEmpty())) {
+          wrap.querySelectorAll(".field-message").forEach((node) => (node.textContent = ""));
+          wrap.querySelectorAll(".invalid").forEach((node) => node.classList.remove("invalid"));
+          return [];
+        }
         const problems = [];
         for (const child of Object.values(children)) problems.push(...child.check());
         if (extraEditor) problems.push(...extraEditor.check());
@@ -166,6 +175,12 @@ function editor(schema, root, { label, required, depth, changed, path }) {
         changed();
       },
     });
+    // The label names the list, not the button (the button says what it adds).
+    if (labelNode) {
+      labelNode.removeAttribute("for");
+      labelNode.id = `${id}-label`;
+      list.setAttribute("aria-labelledby", labelNode.id);
+    }
     wrap.append(...[labelNode, describe, list, addButton, message].filter(Boolean));
     let touched = false;
     return {
@@ -180,6 +195,7 @@ function editor(schema, root, { label, required, depth, changed, path }) {
         touched = Array.isArray(value);
         if (Array.isArray(value)) value.forEach((v) => add(v));
       },
+      isEmpty: () => rows.length === 0,
       check() {
         const problems = rows.flatMap((r) => r.check());
         const count = rows.length;
@@ -199,11 +215,12 @@ function editor(schema, root, { label, required, depth, changed, path }) {
   if (kind === "boolean") {
     control = el("input", { type: "checkbox", id, class: "control switch", role: "switch", onchange: changed });
     const row = el("div", { class: "control-row" }, control, labelNode);
-    let explicit = false;
-    control.addEventListener("change", () => (explicit = true));
-    get = () => (explicit || required || node.default !== undefined ? control.checked : undefined);
+    // Sent once the user set it (or the schema gives it a default or requires it); left out otherwise.
+    const explicit = () => control.dataset.explicit === "1";
+    control.addEventListener("change", () => (control.dataset.explicit = "1"));
+    get = () => (explicit() || required || node.default !== undefined ? control.checked : undefined);
     set = (value) => {
-      explicit = typeof value === "boolean";
+      control.dataset.explicit = typeof value === "boolean" ? "1" : "";
       control.checked = value === true;
     };
     wrap.append(...[row, describe, message].filter(Boolean));
@@ -303,7 +320,11 @@ function editor(schema, root, { label, required, depth, changed, path }) {
     }
     return problem("");
   };
-  return { element: wrap, get, set, check };
+  const isEmpty = () => {
+    if (kind === "boolean") return control.dataset.explicit !== "1";
+    return control.value.trim() === "";
+  };
+  return { element: wrap, get, set, check, isEmpty };
 }
 
 function defaults(schema, root, depth = 0) {

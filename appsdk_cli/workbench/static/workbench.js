@@ -313,6 +313,8 @@ function statusText(data) {
 function upsertRun(data) {
   let run = page.runs.get(data.id);
   const previous = run ? run.data : null;
+  // The POST's answer and the pushed events race: keep the newest.
+  if (previous && (data.version ?? 0) < (previous.version ?? 0)) return;
   if (!run) {
     const element = $("run-template").content.firstElementChild.cloneNode(true);
     run = { data, element, frames: [] };
@@ -378,7 +380,9 @@ function editArguments(id) {
   $("form-pane").querySelector("input, select, textarea")?.focus();
 }
 
-async function rerun(id) {
+async function rerun(id, { template = false } = {}) {
+  const pending = page.runs.get(id);
+  if (pending) pending.reloadTemplate = template;
   await api("/api/runs/rerun", { run: id, locale: hostOptions().locale }).then(({ run }) => upsertRun(run)).catch((error) => {
     const run = page.runs.get(id);
     if (run) {
@@ -392,7 +396,7 @@ async function rerun(id) {
 function reloadRun(id) {
   // "Reload widget": call the tool again and render the fresh result in a freshly read template,
   // keeping the widget state (the old preview's button reloaded the page and showed the old result).
-  return rerun(id);
+  return rerun(id, { template: true });
 }
 
 async function clearRuns() {
@@ -423,7 +427,9 @@ function renderFrames(run, { fresh } = {}) {
   const same = run.frames.length === wanted.length && run.frames.every((f, i) => f.profile === wanted[i]);
   if (same && fresh) {
     // A re-run: the same views get the new result (and a template read afresh), keeping their state.
-    for (const frame of run.frames) frame.newResult(run.data.result);
+    const template = Boolean(run.reloadTemplate);
+    run.reloadTemplate = false;
+    for (const frame of run.frames) frame.newResult(run.data.result, { template });
     return;
   }
   if (same && run.frames.length) return;
@@ -532,7 +538,8 @@ class HostFrame {
       api.on("traffic", (record) => panels.traffic({ run: source.run, ...record }));
       api.on("display-mode", (entry) => this.showMode(entry.mode));
       api.on("size", (entry) => this.setHeight(entry.height));
-      for (const entry of api.log || []) panels.log(entry, source);
+      const profile = page.catalog && page.catalog.profiles && page.catalog.profiles[this.profile];
+      this.offerModes(profile && profile.displayModes);
     } else {
       this.fallbackWiring(win, api, source);
     }
@@ -599,14 +606,32 @@ class HostFrame {
   }
 
   async setMode(mode) {
-    this.showMode(mode);
     const api = this.api;
-    if (api && typeof api.setDisplayMode === "function") return api.setDisplayMode(mode);
+    if (api && typeof api.setDisplayMode === "function") {
+      // The host decides (a profile may lack a mode); its display-mode event moves this frame.
+      try {
+        await api.setDisplayMode(mode);
+        this.showMode(mode);
+        this.note.textContent = "";
+      } catch (error) {
+        this.note.textContent = error.message;
+      }
+      return;
+    }
+    this.showMode(mode);
     // Without the embed API: drive the host page's own control, which tells the widget.
     const select = this.hostWindow() && this.hostWindow().document.getElementById("display-mode");
     if (select) {
       select.value = mode;
       select.dispatchEvent(new Event("change"));
+    }
+  }
+
+  offerModes(modes) {
+    for (const [name, button] of Object.entries(this.modeButtons)) {
+      const offered = !modes || modes.includes(name);
+      button.disabled = !offered;
+      button.title = offered ? `Display mode ${name}` : `${profileLabel(this.profile)} has no ${name} mode`;
     }
   }
 
@@ -636,13 +661,14 @@ class HostFrame {
     return undefined;
   }
 
-  async newResult(result) {
-    // A re-run of the same call: the template may have changed too, so read it afresh and hand the
-    // view the new result; the widget state stays with the run on the server.
+  async newResult(result, { template = false } = {}) {
+    // A re-run of the same call: the live view gets the new result (tool-result, toolOutput) and keeps
+    // its state; with `template`, a view of the template read afresh replaces it, with that result.
     const api = this.api;
-    if (api && typeof api.reloadTemplate === "function" && typeof api.sendResult === "function") {
-      await api.reloadTemplate();
-      return api.sendResult(result);
+    if (api && typeof api.sendResult === "function" && typeof api.reloadTemplate === "function") {
+      await api.sendResult(result);
+      if (template) await api.reloadTemplate();
+      return undefined;
     }
     this.reload();
     return undefined;
@@ -694,7 +720,7 @@ async function onReload(event) {
   const last = done.sort((a, b) => b.data.sequence - a.data.sequence)[0];
   const changedTools = event.tools ? [...(event.tools.changed || []), ...(event.tools.added || [])] : [];
   const rerunLast = last && $("rerun-on-change").checked && (event.codeChanged || changedTools.includes(last.data.tool));
-  if (rerunLast) rerun(last.data.id);
+  if (rerunLast) rerun(last.data.id, { template: true });
   for (const run of done) {
     if (rerunLast && run === last) continue;
     for (const frame of run.frames) frame.reloadTemplate();
@@ -728,6 +754,7 @@ async function applyWidgetState(runId, state) {
 async function loadProfiles() {
   try {
     const answer = await api("/api/profiles");
+    page.catalog = answer;
     const list = Array.isArray(answer) ? answer : Array.isArray(answer.profiles) ? answer.profiles : Object.entries(answer.profiles || {}).map(([name, p]) => ({ name, ...p }));
     if (list.length) {
       page.profiles = list.map((p) => ({ name: p.name, label: p.label || p.title || p.name }));
