@@ -258,6 +258,26 @@ def test_widget_state_is_shown_and_edited_in_the_inspector(page, trip_bench: Wor
     widget(page).get_by_text("count 42").wait_for()
 
 
+def test_a_file_parameter_is_uploaded_and_reaches_the_tool_as_a_file_object(page, trip_bench: Workbench) -> None:
+    open_workbench(page, trip_bench.url)
+    page.locator('#tool-list [data-tool="read-file"]').click()
+    document = field(page, "document")
+    document.locator("input[type=file]").set_input_files(
+        {"name": "notes.txt", "mimeType": "text/plain", "buffer": b"read me, tool"}
+    )
+    document.get_by_text(re.compile(r"notes\.txt \(text/plain, 13 bytes\) → ")).wait_for()
+    page.click("#run-button")
+    run = wait_run(page)
+    assert run["status"] == "done", run
+    # The tool got ChatGPT's file object and fetched the real download URL the host serves.
+    assert run["result"]["structuredContent"] == {
+        "name": "notes.txt",
+        "mime": "text/plain",
+        "status": 200,
+        "text": "read me, tool",
+    }
+
+
 def dev_workbench_url(process: subprocess.Popen, lines: list[str], timeout: float = 60) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -370,7 +390,7 @@ def test_preview_without_a_tool_serves_the_workbench(page, trip_app: RunningServ
         url = process.stdout.readline().strip()
         assert url == f"http://127.0.0.1:{port}/"
         open_workbench(page, url)
-        assert page.locator("#tool-list .tool-item .name").all_text_contents() == ["plan-trip", "slow"]
+        assert page.locator("#tool-list .tool-item .name").all_text_contents() == ["plan-trip", "read-file", "slow"]
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=15)

@@ -63,6 +63,7 @@ def preload() -> None:
 
     import appsdk_cli.appmeta
     import appsdk_cli.client
+    import appsdk_cli.preview.files
     import appsdk_cli.remote
     import appsdk_cli.toolargs
 
@@ -194,6 +195,8 @@ class Workbench:
                 "theme": self.options.theme,
                 "displayMode": self.options.display_mode,
                 "locale": self.options.locale,
+                "profile": getattr(self.options, "profile", "chatgpt"),
+                "device": getattr(self.options, "device", "desktop"),
             },
             "traffic": self.tracer is not None,
             "lastReload": self._last_reload,
@@ -364,7 +367,15 @@ class Workbench:
             names = ", ".join(str(t.get("name")) for t in tools) or "none"
             self._finish(run, "invalid", error=f"{self.target.description} has no tool {run.tool!r} (it has {names})")
             return
-        problems = argument_problems(definition.get("inputSchema"), run.arguments)
+        from appsdk_cli.preview.files import file_arguments
+
+        try:
+            # openai/fileParams arguments name uploaded files; the tool gets them as file objects.
+            arguments = file_arguments(definition, run.arguments, self.host.files, self.host.host_origin)
+        except ValueError as problem:
+            self._finish(run, "invalid", error=str(problem))
+            return
+        problems = argument_problems(definition.get("inputSchema"), arguments)
         if problems:
             self._finish(run, "invalid", error="; ".join(problems))
             return
@@ -375,7 +386,7 @@ class Workbench:
             self._attach_tracer(client, run.id)
             if cancelled.is_set():
                 return
-            raw = client.call_tool(run.tool, run.arguments, request_meta(locale=locale) or None)
+            raw = client.call_tool(run.tool, arguments, request_meta(locale=locale) or None)
             if cancelled.is_set():
                 return
             result = without_tool_crash(raw)

@@ -58,9 +58,58 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// A file parameter (openai/fileParams): a file picker that uploads to the host's file store; the value
+// is the stored file's id, which the workbench turns into ChatGPT's file object when it calls the tool.
+function fileEditor(node, { label, required, changed, path, upload }) {
+  const id = fieldId();
+  const message = el("p", { class: "field-message", id: `${id}-msg`, role: "status" });
+  const status = el("p", { class: "field-help", text: "No file chosen: it is uploaded to the local file store." });
+  const input = el("input", { type: "file", id, class: "control", "aria-describedby": `${id}-msg` });
+  const wrap = el("div", { class: "field field-file", "data-path": path });
+  const title = label || node.title || path;
+  wrap.append(
+    el("label", { for: id, class: "field-label" }, title, required ? el("span", { class: "required", text: " *" }) : null),
+    input,
+    status,
+    message,
+  );
+  let fileId;
+  input.addEventListener("change", async () => {
+    const file = input.files && input.files[0];
+    fileId = undefined;
+    if (!file) return changed();
+    status.textContent = `Uploading ${file.name}…`;
+    try {
+      const stored = await upload(file);
+      fileId = stored.fileId;
+      status.textContent = `${stored.fileName} (${stored.mimeType}, ${stored.size} bytes) → ${stored.fileId}`;
+      message.textContent = "";
+    } catch (error) {
+      message.textContent = `upload failed: ${error.message}`;
+    }
+    changed();
+  });
+  return {
+    element: wrap,
+    get: () => fileId,
+    set(value) {
+      fileId = typeof value === "string" ? value : value && (value.file_id || value.fileId);
+      status.textContent = fileId ? `uploaded file ${fileId}` : "No file chosen: it is uploaded to the local file store.";
+    },
+    check() {
+      const problem = required && !fileId ? "choose a file" : "";
+      message.textContent = problem;
+      wrap.classList.toggle("invalid", Boolean(problem));
+      return problem ? [`${path}: ${problem}`] : [];
+    },
+    isEmpty: () => !fileId,
+  };
+}
+
 // One editor per schema node: { element, get() → value | undefined, set(v), check(path) → problems }.
-function editor(schema, root, { label, required, depth, changed, path }) {
+function editor(schema, root, { label, required, depth, changed, path, files }) {
   const node = resolve(schema, root);
+  if (files && depth === 1 && files.names.includes(path)) return fileEditor(node, { label, required, changed, path, upload: files.upload });
   const kind = depth > MAX_DEPTH ? "json" : kindOf(node);
   const id = fieldId();
   const message = el("p", { class: "field-message", id: `${id}-msg`, role: "status" });
@@ -92,6 +141,7 @@ function editor(schema, root, { label, required, depth, changed, path }) {
         depth: depth + 1,
         changed,
         path: path ? `${path}.${name}` : name,
+        files,
       });
       children[name].name = name;
       box.append(children[name].element);
@@ -341,14 +391,15 @@ function defaults(schema, root, depth = 0) {
   return undefined;
 }
 
-export function createForm(schema) {
+export function createForm(schema, { fileParams = [], upload } = {}) {
   const root = schema && typeof schema === "object" ? schema : { type: "object" };
   const listeners = [];
   let quiet = false;
   const changed = () => {
     if (!quiet) listeners.forEach((fn) => fn());
   };
-  const top = editor({ type: "object", ...root }, root, { label: "", required: true, depth: 0, changed, path: "" });
+  const files = fileParams.length && upload ? { names: fileParams, upload } : null;
+  const top = editor({ type: "object", ...root }, root, { label: "", required: true, depth: 0, changed, path: "", files });
   const initial = defaults(root, root) || {};
   quiet = true;
   top.set(initial);

@@ -42,7 +42,8 @@ const panels = createPanels({ onApplyState: applyWidgetState, onReadState: readW
 // ---- preferences ----------------------------------------------------------------------------------
 
 function loadPrefs() {
-  const defaults = { scheme: "auto", profile: "chatgpt", sideBySide: false, device: "desktop", theme: "auto", locale: "", timeZone: "", rerun: true, inspector: true };
+  // profile and device: "" until the user picks one, then the server's defaults (--profile, --device) apply.
+  const defaults = { scheme: "auto", profile: "", sideBySide: false, device: "", theme: "auto", locale: "", timeZone: "", rerun: true, inspector: true };
   try {
     return { ...defaults, ...JSON.parse(localStorage.getItem(PREFS_KEY) || "{}") };
   } catch {
@@ -52,7 +53,10 @@ function loadPrefs() {
 
 function savePrefs() {
   try {
-    localStorage.setItem(PREFS_KEY, JSON.stringify(prefs));
+    const saved = { ...prefs };
+    if (!prefs.pickedProfile) saved.profile = "";
+    if (!prefs.pickedDevice) saved.device = "";
+    localStorage.setItem(PREFS_KEY, JSON.stringify(saved));
   } catch {
     /* private mode: preferences last for this page only */
   }
@@ -213,7 +217,7 @@ function selectTool(tool, { keepValues = false, values } = {}) {
   if (!tool.visibility.includes("model")) badges.append(badge("app only", "warn", "_meta.ui.visibility leaves out the model"));
   if (tool.fileParams.length) badges.append(badge(`files: ${tool.fileParams.join(", ")}`, "", "openai/fileParams"));
   if (tool.invoking) badges.append(badge(`“${tool.invoking}”`, "", "openai/toolInvocation/invoking"));
-  page.form = createForm(tool.tool.inputSchema || { type: "object" });
+  page.form = createForm(tool.tool.inputSchema || { type: "object" }, { fileParams: tool.fileParams, upload: uploadFile });
   page.form.onChange(() => syncJsonFromForm());
   $("form-pane").replaceChildren(page.form.element);
   if (values) page.form.setValue(values);
@@ -222,6 +226,14 @@ function selectTool(tool, { keepValues = false, values } = {}) {
   $("form-problems").textContent = "";
   $("tool-json").textContent = JSON.stringify(tool.tool, null, 2);
   renderToolList();
+}
+
+async function uploadFile(file) {
+  // Into the host's file store (the same one window.openai.uploadFile uses), base64 over JSON.
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return api("/api/files", { fileName: file.name, mimeType: file.type || "application/octet-stream", data: btoa(binary) });
 }
 
 function syncJsonFromForm() {
@@ -487,7 +499,23 @@ class HostFrame {
     this.exit.textContent = "Exit fullscreen";
     this.exit.title = "Back to inline (Esc)";
     this.exit.addEventListener("click", () => this.setMode("inline"));
-    head.append(name, this.note, modes, this.exit);
+    const approval = document.createElement("span");
+    approval.className = "approval";
+    approval.hidden = !prefs.approval;
+    const approve = Object.assign(document.createElement("button"), { type: "button", className: "button small primary", textContent: "Approve" });
+    approve.title = "Release the held tool-input to the widget";
+    const decline = Object.assign(document.createElement("button"), { type: "button", className: "button small ghost", textContent: "Decline" });
+    decline.title = "Send tool-cancelled instead";
+    approve.addEventListener("click", async () => {
+      if (this.api && this.api.approve) await this.api.approve();
+      approval.hidden = true;
+    });
+    decline.addEventListener("click", async () => {
+      if (this.api && this.api.cancel) await this.api.cancel("the user declined");
+      approval.hidden = true;
+    });
+    approval.append(approve, decline);
+    head.append(name, this.note, approval, modes, this.exit);
     this.box = document.createElement("div");
     this.box.className = "frame-box";
     this.iframe = document.createElement("iframe");
@@ -511,6 +539,7 @@ class HostFrame {
       mode: this.mode,
       displayMode: this.mode,
     });
+    if (prefs.approval) query.set("approval", "1");
     return `/host?${query}`;
   }
 
@@ -787,8 +816,15 @@ function wireControls() {
   });
   $("profile").addEventListener("change", (event) => {
     prefs.profile = event.target.value;
+    prefs.pickedProfile = true;
     savePrefs();
     rerenderAllFrames();
+  });
+  $("approval").addEventListener("change", (event) => {
+    prefs.approval = event.target.checked;
+    savePrefs();
+    for (const frame of everyFrame()) frame.reload();
+    document.querySelectorAll(".host-frame .approval").forEach((node) => (node.hidden = !prefs.approval));
   });
   $("side-by-side").addEventListener("change", (event) => {
     prefs.sideBySide = event.target.checked;
@@ -797,6 +833,7 @@ function wireControls() {
   });
   $("device").addEventListener("change", (event) => {
     prefs.device = event.target.value;
+    prefs.pickedDevice = true;
     savePrefs();
     for (const frame of everyFrame()) {
       frame.element.dataset.device = prefs.device;
@@ -842,6 +879,7 @@ function wireControls() {
   document.addEventListener("keydown", onKey);
 
   $("side-by-side").checked = prefs.sideBySide;
+  $("approval").checked = Boolean(prefs.approval);
   $("device").value = prefs.device;
   $("theme").value = prefs.theme;
   $("locale").value = prefs.locale;
@@ -850,6 +888,40 @@ function wireControls() {
   $("rerun-on-change").checked = prefs.rerun;
   const zones = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
   $("timezones").replaceChildren(...zones.map((zone) => Object.assign(document.createElement("option"), { value: zone })));
+}
+
+function wireResizer() {
+  const layout = $("layout");
+  const handle = $("inspector-resizer");
+  const apply = (width) => {
+    const clamped = Math.round(Math.min(Math.max(width, 300), Math.max(320, window.innerWidth - 640)));
+    layout.style.setProperty("--inspector-width", `${clamped}px`);
+    prefs.inspectorWidth = clamped;
+  };
+  if (prefs.inspectorWidth) apply(prefs.inspectorWidth);
+  handle.addEventListener("pointerdown", (event) => {
+    event.preventDefault();
+    handle.setPointerCapture(event.pointerId);
+    handle.classList.add("dragging");
+    // Frames would swallow the pointer while it crosses them.
+    document.querySelectorAll("iframe").forEach((frame) => (frame.style.pointerEvents = "none"));
+    const move = (moved) => apply(window.innerWidth - moved.clientX);
+    const up = () => {
+      handle.classList.remove("dragging");
+      handle.removeEventListener("pointermove", move);
+      document.querySelectorAll("iframe").forEach((frame) => (frame.style.pointerEvents = ""));
+      savePrefs();
+    };
+    handle.addEventListener("pointermove", move);
+    handle.addEventListener("pointerup", up, { once: true });
+  });
+  handle.addEventListener("keydown", (event) => {
+    const step = { ArrowLeft: 24, ArrowRight: -24 }[event.key];
+    if (!step) return;
+    event.preventDefault();
+    apply($("inspector").getBoundingClientRect().width + step);
+    savePrefs();
+  });
 }
 
 function applyInspector() {
@@ -874,6 +946,15 @@ function onKey(event) {
 async function main() {
   applyScheme();
   applyInspector();
+  wireResizer();
+  try {
+    setInfo(await api("/api/workbench"));
+  } catch {
+    /* the push channel's hello brings it too */
+  }
+  const defaults = (page.info && page.info.defaults) || {};
+  if (!prefs.profile) prefs.profile = defaults.profile || "chatgpt";
+  if (!prefs.device) prefs.device = defaults.device || "desktop";
   wireControls();
   await loadProfiles();
   connectEvents();
