@@ -105,6 +105,7 @@ def main() -> None:
         assert HEADING in original, "the scaffold's widget heading moved; update HEADING"
         dev = DevProcess(project, free_port())
         saves: list[float] = []
+        pushed: list[float] = []  # from the save to the page hearing of the reload
         warm: list[float] = []
         try:
             with sync_playwright() as playwright:
@@ -118,10 +119,11 @@ def main() -> None:
                 widget.get_by_text("Frankenstein").wait_for(timeout=30_000)
                 for round_ in range(options.rounds):
                     heading = f"{HEADING} (round {round_ + 1})"
-                    started = time.perf_counter()
+                    started, wall = time.perf_counter(), time.time()
                     widget_file.write_text(original.replace(HEADING, heading))
                     widget.get_by_text(heading).wait_for(timeout=30_000)
                     saves.append(time.perf_counter() - started)
+                    pushed.append(page.evaluate("() => window.appsdkWorkbench.lastReloadAt") / 1000 - wall)
                     # Let the watcher's debounce window close before the next save.
                     time.sleep(0.6)
                 out = Path(temp) / "warm.png"
@@ -155,7 +157,8 @@ def main() -> None:
         "preview --screenshot": statistics.median(end_to_end),
     }
     reloads = dev.reload_seconds()
-    print(f"chromium: {chromium}  ({os.cpu_count()} CPUs, {options.rounds} rounds)")
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"chromium: {chromium}  ({os.cpu_count()} CPUs, load average {load}, {options.rounds} rounds)")
     print(
         f"save → widget re-rendered in the open workbench: median {medians['save → re-rendered'] * 1000:.0f} ms"
         f"  (runs {', '.join(f'{s * 1000:.0f}' for s in saves)} ms)"
@@ -165,6 +168,11 @@ def main() -> None:
         print(f"  of which appsdk dev's own reload (save seen → new worker serving): median {dev_part * 1000:.0f} ms")
         share = dev_part / medians["save → re-rendered"]
         print(f"  ratio dev reload / save → re-rendered: {share:.2f}")
+    push = statistics.median(pushed)
+    print(
+        f"  of which save → the page hears of the reload (SSE): median {push * 1000:.0f} ms;"
+        f" then the widget re-rendered: median {(medians['save → re-rendered'] - push) * 1000:.0f} ms"
+    )
     print(f"warm screenshot from the running workbench: median {medians['warm screenshot'] * 1000:.0f} ms")
     print(
         f"appsdk preview --screenshot end to end: median {medians['preview --screenshot']:.2f} s"

@@ -20,7 +20,7 @@ from appsdk_cli.appmeta import (
     tool_meta,
     without_tool_crash,
 )
-from appsdk_cli.client import ProtocolError
+from appsdk_cli.client import McpClient, ProtocolError
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.preview.csp import HostCsp, host_csp
 from appsdk_cli.remote import Target, call_tool, request_meta, session
@@ -84,17 +84,22 @@ def _pick_contents(result: dict[str, Any], uri: str) -> dict[str, Any] | None:
     return next((c for c in contents if c.get("uri") == uri), contents[0] if contents else None)
 
 
-def read_template(target: Target, uri: str, listed_meta: dict[str, Any] | None = None) -> WidgetTemplate:
-    """Read the widget resource and build its CSP; a missing or non-HTML resource is one clear line."""
-    with session(target) as client:
-        try:
-            result = client.read_resource(uri)
-        except ProtocolError as problem:
-            raise AppsdkError(
-                f"the widget {uri} could not be read from {target.description}: {problem.message}"
-                " (does the server register a resource with that URI?)",
-                detail=problem.detail,
-            ) from None
+def read_template(
+    target: Target, uri: str, listed_meta: dict[str, Any] | None = None, client: McpClient | None = None
+) -> WidgetTemplate:
+    """Read the widget resource and build its CSP; a missing or non-HTML resource is one clear line.
+    `client`: a session already open to the server (the workbench reads the template in its call's)."""
+    if client is None:
+        with session(target) as fresh:
+            return read_template(target, uri, listed_meta, fresh)
+    try:
+        result = client.read_resource(uri)
+    except ProtocolError as problem:
+        raise AppsdkError(
+            f"the widget {uri} could not be read from {target.description}: {problem.message}"
+            " (does the server register a resource with that URI?)",
+            detail=problem.detail,
+        ) from None
     item = _pick_contents(result, uri)
     if item is None:
         raise AppsdkError(f"{target.description} returned no contents for the widget {uri}")

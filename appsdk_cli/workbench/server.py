@@ -211,19 +211,25 @@ class Workbench:
         try:
             with session(self.target) as client:
                 self._attach_tracer(client, None)
-                tools = [t for t in client.list_tools() if isinstance(t, dict)]
-                info = client.server
-                instructions = getattr(info, "instructions", None) if info else None
-                name = getattr(info, "name", None) if info else None
-                version = getattr(info, "version", None) if info else None
+                tools = self._listed(client)
         except AppsdkError as problem:
             self._tools_error = problem.message
             if self._tools is None:
                 raise
             return self._tools
+        return tools
+
+    def _listed(self, client: McpClient) -> list[dict[str, Any]]:
+        """tools/list in this session, kept as the workbench's listing (with what the server said of itself)."""
+        tools = [t for t in client.list_tools() if isinstance(t, dict)]
+        info = client.server
         with self._lock:
             self._tools, self._tools_error = tools, None
-            self._server_info = {"name": name, "version": version, "instructions": instructions}
+            self._server_info = {
+                "name": getattr(info, "name", None),
+                "version": getattr(info, "version", None),
+                "instructions": getattr(info, "instructions", None),
+            }
         return tools
 
     def tools_json(self, *, refresh: bool = False) -> dict[str, Any]:
@@ -356,34 +362,36 @@ class Workbench:
     def _call(self, run: WorkbenchRun, locale: str | None, cancelled: threading.Event) -> None:
         from appsdk_cli.appmeta import WIDGET_MIME_TYPES, tool_meta, without_tool_crash
         from appsdk_cli.client import ProtocolError
+        from appsdk_cli.preview.files import file_arguments
         from appsdk_cli.preview.session import PreviewSession, read_template, widget_tools
         from appsdk_cli.remote import request_meta, session
 
         begun = time.monotonic()
-        tools = self.tools(refresh=True)
-        self.events.publish("tools", self.tools_json())
-        definition = next((t for t in tools if t.get("name") == run.tool), None)
-        if definition is None:
-            names = ", ".join(str(t.get("name")) for t in tools) or "none"
-            self._finish(run, "invalid", error=f"{self.target.description} has no tool {run.tool!r} (it has {names})")
-            return
-        from appsdk_cli.preview.files import file_arguments
-
-        try:
-            # openai/fileParams arguments name uploaded files; the tool gets them as file objects.
-            arguments = file_arguments(definition, run.arguments, self.host.files, self.host.host_origin)
-        except ValueError as problem:
-            self._finish(run, "invalid", error=str(problem))
-            return
-        problems = argument_problems(definition.get("inputSchema"), arguments)
-        if problems:
-            self._finish(run, "invalid", error="; ".join(problems))
-            return
-        meta = tool_meta(definition)
-        run.invoking, run.invoked, run.template_uri = meta.invoking, meta.invoked, meta.template
+        # One session per run (the dev server may have reloaded since the last): the tool list, the
+        # call and the template, so a run costs one handshake.
         with session(self.target) as client:
             run.client = client
             self._attach_tracer(client, run.id)
+            tools = self._listed(client)
+            self.events.publish("tools", self.tools_json())
+            definition = next((t for t in tools if t.get("name") == run.tool), None)
+            if definition is None:
+                names = ", ".join(str(t.get("name")) for t in tools) or "none"
+                where = self.target.description
+                self._finish(run, "invalid", error=f"{where} has no tool {run.tool!r} (it has {names})")
+                return
+            try:
+                # openai/fileParams arguments name uploaded files; the tool gets them as file objects.
+                arguments = file_arguments(definition, run.arguments, self.host.files, self.host.host_origin)
+            except ValueError as problem:
+                self._finish(run, "invalid", error=str(problem))
+                return
+            problems = argument_problems(definition.get("inputSchema"), arguments)
+            if problems:
+                self._finish(run, "invalid", error="; ".join(problems))
+                return
+            meta = tool_meta(definition)
+            run.invoking, run.invoked, run.template_uri = meta.invoking, meta.invoked, meta.template
             if cancelled.is_set():
                 return
             raw = client.call_tool(run.tool, arguments, request_meta(locale=locale) or None)
@@ -393,23 +401,24 @@ class Workbench:
             warnings: list[str] = []
             template = None
             if meta.template:
+                # The template in the call's own session: one handshake per run, not three.
                 try:
                     resources = client.list_resources()
                 except ProtocolError:
                     resources = []
                 listed = next((r for r in resources if isinstance(r, dict) and r.get("uri") == meta.template), None)
                 listed_meta = listed.get("_meta") if listed and isinstance(listed.get("_meta"), dict) else None
-        if meta.template:
-            try:
-                template = read_template(self.target, meta.template, listed_meta)
-            except AppsdkError as problem:
-                warnings.append(f"the widget could not be read: {problem.message}")
-            if template is not None and template.mime_type not in WIDGET_MIME_TYPES:
+                try:
+                    template = read_template(self.target, meta.template, listed_meta, client)
+                except AppsdkError as problem:
+                    warnings.append(f"the widget could not be read: {problem.message}")
+        if template is not None:
+            if template.mime_type not in WIDGET_MIME_TYPES:
                 warnings.append(
                     f"{template.uri} is served as {template.mime_type or 'no MIME type'}, not"
                     f" {' or '.join(WIDGET_MIME_TYPES)}; ChatGPT will not render it"
                 )
-            if template is not None and template.csp.disagreement:
+            if template.csp.disagreement:
                 warnings.append(template.csp.disagreement)
         if cancelled.is_set():
             return
@@ -473,11 +482,23 @@ class Workbench:
             "time": time.time(),
         }
         self._last_reload = event
+        # The page hears of it at once; the tool list follows from another thread, so neither the page
+        # nor the dev supervisor (whose loop calls this) waits on a round trip to the new worker.
+        self.events.publish("reload", event)
         if app_ok:
+            thread = threading.Thread(target=self._refresh_tools, name="workbench-tools", daemon=True)
+            with self._lock:
+                self._threads.add(thread)
+            thread.start()
+
+    def _refresh_tools(self) -> None:
+        try:
             with contextlib.suppress(AppsdkError):
                 self.tools(refresh=True)
-        self.events.publish("reload", event)
-        self.events.publish("tools", self._tools_json_or_error())
+            self.events.publish("tools", self._tools_json_or_error())
+        finally:
+            with self._lock:
+                self._threads.discard(threading.current_thread())
 
     def _tools_json_or_error(self) -> dict[str, Any]:
         try:

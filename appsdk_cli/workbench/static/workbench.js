@@ -729,6 +729,7 @@ function everyFrame() {
 async function onReload(event) {
   page.reloads += 1;
   window.appsdkWorkbench.reloads = page.reloads;
+  window.appsdkWorkbench.lastReloadAt = Date.now(); // for benchmarks/workbench.py: when the push arrived
   const banner = $("reload-banner");
   banner.hidden = false;
   banner.className = `banner${event.appOk ? "" : " error"}`;
