@@ -236,6 +236,16 @@ def test_fullscreen_is_left_by_the_control_and_by_escape(page, trip_bench: Workb
     widget(page).get_by_text("mode inline").wait_for()
     assert frame.bounding_box()["height"] < 800
 
+    # PiP floats inside the conversation column: never over the inspector (and its log) or the form.
+    frame.get_by_role("button", name="pip").click()
+    page.wait_for_function("() => document.querySelector('.host-frame').dataset.mode === 'pip'")
+    pip, column = frame.bounding_box(), page.locator("#conversation").bounding_box()
+    inspector, form = page.locator("#inspector").bounding_box(), page.locator(".left-column").bounding_box()
+    assert column["x"] <= pip["x"] and pip["x"] + pip["width"] <= column["x"] + column["width"], (pip, column)
+    assert pip["x"] + pip["width"] <= inspector["x"] and pip["x"] >= form["x"] + form["width"]
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => document.querySelector('.host-frame').dataset.mode === 'inline'")
+
 
 def test_widget_state_is_shown_and_edited_in_the_inspector(page, trip_bench: Workbench) -> None:
     open_workbench(page, trip_bench.url)
@@ -255,6 +265,11 @@ def test_widget_state_is_shown_and_edited_in_the_inspector(page, trip_bench: Wor
     page.locator(".run").first.get_by_role("button", name="Re-run").click()
     wait_run(page, calls=2)
     assert trip_bench.host.widget_state(page.evaluate("() => window.appsdkWorkbench.runs()[0].id")) == {"count": 42}
+    widget(page).get_by_text("count 42").wait_for()
+    # "Reload widget" calls the tool again too (the old preview's reloaded the page with the old result),
+    # renders a freshly read template, and the state is still there.
+    page.locator(".run").first.get_by_role("button", name="Reload widget").click()
+    assert wait_run(page, calls=3)["status"] == "done"
     widget(page).get_by_text("count 42").wait_for()
 
 
