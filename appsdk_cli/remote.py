@@ -25,8 +25,11 @@ from appsdk_cli.client import (
     NotificationSink,
     ProtocolError,
     connect,
+    modern,
     parse_bearer_challenge,
 )
+from appsdk_cli.client.modern import HEADER_MISMATCH
+from appsdk_cli.client.toolcache import ToolCache, ToolList, cache_key
 from appsdk_cli.errors import UsageError
 
 T = TypeVar("T")
@@ -53,6 +56,8 @@ class Target:
     elicit: Elicitor | None = field(default=None, repr=False, compare=False)
     # Shown progress and log notifications of a call as they arrive; None: they are dropped.
     notify: NotificationSink | None = field(default=None, repr=False, compare=False)
+    # Hears every MCP message of the session (--trace): a trace.Tracer, or any (direction, message) callable.
+    trace: Any = field(default=None, repr=False, compare=False)
 
     @property
     def description(self) -> str:
@@ -71,6 +76,7 @@ def resolve_target(
     protocol: str = AUTO,
     elicit: Elicitor | None = None,
     notify: NotificationSink | None = None,
+    trace: Any = None,
 ) -> Target:
     """--stdio, else --url, else $APPSDK_URL, else the running `appsdk dev`, else the default URL."""
     if url and stdio:
@@ -82,7 +88,9 @@ def resolve_target(
     if stdio is not None:
         if token is not None:
             raise UsageError("--token goes with an HTTP server, not --stdio")
-        return Target(stdio=stdio, source="--stdio", timeout=timeout, protocol=protocol, elicit=elicit, notify=notify)
+        return Target(
+            stdio=stdio, source="--stdio", timeout=timeout, protocol=protocol, elicit=elicit, notify=notify, trace=trace
+        )
     from appsdk_cli.project import resolve_server_url
 
     location = resolve_server_url(url, cwd)
@@ -96,6 +104,7 @@ def resolve_target(
         elicit=elicit,
         notify=notify,
         client_id=client_id,
+        trace=trace,
     )
 
 
@@ -143,6 +152,9 @@ def session(
         token = _sign_in(target, challenge)
     elif token is None and target.url is not None:
         token = oauth.usable_token(target.url, timeout=target.timeout)
+    for secret in (target.token, token):
+        if secret and hasattr(target.trace, "add_secret"):
+            target.trace.add_secret(secret)
 
     try:
         try:
@@ -154,7 +166,10 @@ def session(
                 raise
             if challenge is not None or not sign_in_on_connect:
                 raise  # signed in just now and still refused, or the caller signs in: it decides
-            client = _connected(target, _sign_in(target, refused))
+            token = _sign_in(target, refused)
+            if hasattr(target.trace, "add_secret"):
+                target.trace.add_secret(token)
+            client = _connected(target, token)
     except ConnectError as problem:
         if target.url and target.source != "--url":
             problem.message = f"{problem.message} ({_SOURCE_HINTS.get(target.source, f'from {target.source}')})"
@@ -175,6 +190,7 @@ def _connected(target: Target, token: str | None) -> McpClient:
         eras=target.eras,
         on_elicit=target.elicit,
         on_notification=target.notify,
+        trace=target.trace,
     )
     return client.__enter__()  # the handshake; the transport is closed if it fails
 
@@ -252,30 +268,63 @@ class CallOutcome:
         return "no text content"
 
 
+# JSON-RPC errors that refuse a tools/call before the tool runs: safe to resend after a fresh tools/list.
+INVALID_PARAMS = -32602
+STALE_DEFINITION_ERRORS = (INVALID_PARAMS, HEADER_MISMATCH)
+
+
 def call_tool(
     target: Target,
     name: str,
     words: list[str],
     args_json: str | None = None,
     meta: dict[str, Any] | None = None,
+    *,
+    tools_cache: ToolCache | None = None,
 ) -> CallOutcome:
-    """List the tools, check and convert the arguments against the tool's inputSchema, then call it."""
+    """Check and convert the arguments against the tool's inputSchema, then call it.
+
+    The definition comes from the tool list remembered for this server (client/toolcache.py), so a
+    warm call is one request; tools/list is asked only when that list may be stale: the tool is not in
+    it, the words do not fit its schema, or the server's answer suggests the definition changed (see
+    `_call_with_fresh_definition`).
+    """
     from appsdk_cli.toolargs import build_arguments
 
+    cache = tools_cache if tools_cache is not None else ToolCache()
     relinked: set[str] = set()
 
     def work(client: McpClient) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], str]:
-        tools = client.list_tools()
-        tool = next((t for t in tools if t.get("name") == name), None)
-        if tool is None and name in client.dropped_tools:
-            raise UsageError(
-                f"{name} is left out of tools/list in 2026-07-28 ({client.dropped_tools[name]});"
-                " `--protocol 2025-11-25` calls it the old way, and `appsdk check` explains the rule"
+        key = cache_key(target.url, client.era.version, client.authorization) if target.url and client.era else None
+        remembered = cache.get(key) if key else None
+        tool = (
+            next((t for t in client.admit_tools(remembered.tools) if t.get("name") == name), None)
+            if remembered
+            else None
+        )
+        arguments: dict[str, Any] | None = None
+        if tool is not None:
+            try:
+                arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
+            except UsageError:
+                tool = None  # perhaps the tool has changed since: its fresh schema decides
+        if tool is None or arguments is None:
+            tool = _listed_tool(client, target, name, cache, key)
+            arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
+            result = client.call_tool(name, arguments, meta or None)
+        else:
+            tool, arguments, result = _call_with_fresh_definition(
+                client,
+                target,
+                tool,
+                arguments,
+                meta,
+                cache,
+                key,
+                lambda schema: build_arguments(name, schema, words, args_json),
             )
-        if tool is None:
-            raise _unknown("tool", name, [str(t.get("name")) for t in tools], target.description)
-        arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
-        result = client.call_tool(name, arguments, meta or None)
+        if key and client.tools_changed:
+            cache.forget(key)
         scope = _relink_scope(result) if _may_sign_in(target) else None
         if scope is not None and scope not in relinked:
             # The tool asked for more (insufficient_scope in `mcp/www_authenticate`): sign in again, as ChatGPT would.
@@ -286,6 +335,61 @@ def call_tool(
 
     tool, arguments, result, era = signed_in(target, work)
     return CallOutcome(target, tool_meta(tool), arguments, result, era)
+
+
+def _listed_tool(client: McpClient, target: Target, name: str, cache: ToolCache, key: str | None) -> dict[str, Any]:
+    """The tool's definition from a fresh tools/list (remembered for the next call), or a UsageError."""
+    tools = client.list_tools()
+    if key:
+        cache.remember(key, ToolList(tools, dict(client.dropped_tools)))
+    tool = next((t for t in tools if t.get("name") == name), None)
+    if tool is None and name in client.dropped_tools:
+        raise UsageError(
+            f"{name} is left out of tools/list in 2026-07-28 ({client.dropped_tools[name]});"
+            " `--protocol 2025-11-25` calls it the old way, and `appsdk check` explains the rule"
+        )
+    if tool is None:
+        raise _unknown("tool", name, [str(t.get("name")) for t in tools], target.description)
+    return tool
+
+
+def _call_with_fresh_definition(
+    client: McpClient,
+    target: Target,
+    tool: dict[str, Any],
+    arguments: dict[str, Any],
+    meta: dict[str, Any] | None,
+    cache: ToolCache,
+    key: str | None,
+    rebuild: Callable[[Any], dict[str, Any]],
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Call with a remembered definition; when the answer says it may be stale, list again and resend once.
+
+    A JSON-RPC invalid-params or header-mismatch error refused the request before the tool ran, so it is
+    resent with the fresh definition. An isError result may be a refusal of arguments built from an old
+    schema (servers report input validation that way since 2025-11-25) or the tool's own failure: it is
+    resent only if the fresh definition builds different arguments or headers; if the tool is gone, it
+    is the usual unknown-tool error.
+    """
+    name = str(tool.get("name"))
+    try:
+        result = client.call_tool(name, arguments, meta or None)
+    except ProtocolError as problem:
+        if isinstance(problem, AuthRequired) or problem.code not in STALE_DEFINITION_ERRORS:
+            raise
+        fresh = _listed_tool(client, target, name, cache, key)
+        arguments = rebuild(fresh.get("inputSchema"))
+        return fresh, arguments, client.call_tool(name, arguments, meta or None)
+    if result.get("isError") is not True:
+        return tool, arguments, result
+    fresh = _listed_tool(client, target, name, cache, key)
+    if fresh == tool:
+        return tool, arguments, result
+    fresh_arguments = rebuild(fresh.get("inputSchema"))
+    changed_headers = modern.header_map(fresh.get("inputSchema")) != modern.header_map(tool.get("inputSchema"))
+    if fresh_arguments == arguments and not changed_headers:
+        return fresh, arguments, result
+    return fresh, fresh_arguments, client.call_tool(name, fresh_arguments, meta or None)
 
 
 def _relink_scope(result: dict[str, Any]) -> str | None:
@@ -317,10 +421,16 @@ def list_tools(target: Target) -> ToolsOutcome:
     from appsdk_cli.client.probe import probe_eras
 
     def work(client: McpClient) -> tuple[list[dict[str, Any]], str, dict[str, str]]:
-        return client.list_tools(), client.era.label if client.era else "", dict(client.dropped_tools)
+        listed = client.list_tools()
+        if target.url and client.era:  # the next `appsdk call` can go straight to the tool
+            key = cache_key(target.url, client.era.version, client.authorization)
+            ToolCache().remember(key, ToolList(listed, dict(client.dropped_tools)))
+        return listed, client.era.label if client.era else "", dict(client.dropped_tools)
 
     tools, era, dropped = signed_in(target, work)
-    report = probe_eras(target.url, timeout=target.timeout, token=_token_for(target)) if target.url else None
+    report = None
+    if target.url:
+        report = probe_eras(target.url, timeout=target.timeout, token=_token_for(target), trace=target.trace)
     return ToolsOutcome(target, tools, [tool_meta(t) for t in tools], era, report, dropped)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from appsdk_cli.client.eras import LEGACY_SSE_VERSION, SSE, STREAMABLE_HTTP, Era
 from appsdk_cli.client.http import CLIENT_INFO, HttpTransport, ProtocolError
 from appsdk_cli.client.modern import MODERN_VERSION, envelope
-from appsdk_cli.client.session import McpClient
+from appsdk_cli.client.session import McpClient, Tracer
 from appsdk_cli.errors import AppsdkError
 
 # The handshake versions appsdk can force, newest first; each is asked for on its own.
@@ -52,9 +52,9 @@ class EraReport:
         }
 
 
-def probe_eras(url: str, *, timeout: float, token: str | None = None) -> EraReport:
+def probe_eras(url: str, *, timeout: float, token: str | None = None, trace: Tracer | None = None) -> EraReport:
     report = EraReport(url)
-    modern = McpClient(HttpTransport(url, timeout=timeout, token=token))
+    modern = McpClient(HttpTransport(url, timeout=timeout, token=token), trace=trace)
     try:
         report.discover = modern.discover()
         if "resultType" not in report.discover:
@@ -62,7 +62,7 @@ def probe_eras(url: str, *, timeout: float, token: str | None = None) -> EraRepo
         supported = report.discover.get("supportedVersions")
         if isinstance(supported, list) and MODERN_VERSION in supported:
             report.spoken.append(Era(MODERN_VERSION, STREAMABLE_HTTP))
-            report.mismatch_accepted = _accepts_mismatch(url, timeout=timeout, token=token)
+            report.mismatch_accepted = _accepts_mismatch(url, timeout=timeout, token=token, trace=trace)
         else:
             report.discover_error = "server/discover does not list 2026-07-28 in supportedVersions"
     except AppsdkError as problem:
@@ -70,7 +70,7 @@ def probe_eras(url: str, *, timeout: float, token: str | None = None) -> EraRepo
     finally:
         modern.transport.close()
     for version in HANDSHAKE_ASKED:
-        client = McpClient(HttpTransport(url, timeout=timeout, token=token), protocol=version)
+        client = McpClient(HttpTransport(url, timeout=timeout, token=token), protocol=version, trace=trace)
         try:
             client.initialize(version)
             report.spoken.append(Era(version, STREAMABLE_HTTP))
@@ -87,7 +87,9 @@ def probe_eras(url: str, *, timeout: float, token: str | None = None) -> EraRepo
         report.sse_error = "not asked: the server speaks streamable HTTP at this URL"
         return report
     sse = McpClient(
-        HttpTransport(url, timeout=min(timeout, SSE_PROBE_SECONDS), token=token), protocol=LEGACY_SSE_VERSION
+        HttpTransport(url, timeout=min(timeout, SSE_PROBE_SECONDS), token=token),
+        protocol=LEGACY_SSE_VERSION,
+        trace=trace,
     )
     try:
         sse.negotiate()
@@ -102,7 +104,7 @@ def probe_eras(url: str, *, timeout: float, token: str | None = None) -> EraRepo
     return report
 
 
-def _accepts_mismatch(url: str, *, timeout: float, token: str | None) -> bool:
+def _accepts_mismatch(url: str, *, timeout: float, token: str | None, trace: Tracer | None = None) -> bool:
     """Whether the server answers a discover whose Mcp-Method header says tools/list (it must refuse)."""
     transport = HttpTransport(url, timeout=timeout, token=token)
     message = {
@@ -112,10 +114,16 @@ def _accepts_mismatch(url: str, *, timeout: float, token: str | None) -> bool:
         "params": {"_meta": envelope({}, CLIENT_INFO)},
     }
     headers = {"MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": "tools/list"}
+    if trace:
+        trace("send", message)
     try:
         answer = transport.exchange(message, on_other=lambda _: None, headers=headers)
-    except ProtocolError:
+    except ProtocolError as problem:
+        if hasattr(trace, "failed"):
+            trace.failed(message, problem)
         return False
     finally:
         transport.close()
+    if trace and answer is not None:
+        trace("receive", answer)
     return isinstance(answer, dict) and "result" in answer

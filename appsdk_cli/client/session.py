@@ -47,7 +47,8 @@ from appsdk_cli.client.http import (
 from appsdk_cli.client.legacy_sse import SseTransport
 from appsdk_cli.errors import AppsdkError
 
-# Sees every JSON-RPC message: ("send" | "receive", message). Tests use it to check the wire shapes.
+# Sees every JSON-RPC message: ("send" | "receive", message); appsdk_cli.trace.Tracer is one (it also has
+# `failed(message, problem)`, told when a message got no JSON-RPC answer). Tests use it to check wire shapes.
 Tracer = Callable[[str, Message], None]
 # Answers one elicitation (the params of elicitation/create) with an ElicitResult: {action, content}.
 Elicitor = Callable[[dict[str, Any]], dict[str, Any]]
@@ -100,6 +101,8 @@ class McpClient:
         self.without_result_type: set[str] = set()
         # Tools left out of tools/list because their x-mcp-header annotations break the rules (modern only).
         self.dropped_tools: dict[str, str] = {}
+        # A notifications/tools/list_changed arrived since the last tools/list: a remembered list is stale.
+        self.tools_changed = False
         self._server: ServerInfo | None = None
         self._era_from_cache = False
         self._encode_all_headers = False
@@ -143,6 +146,13 @@ class McpClient:
         if self._server is None and self.modern:
             self._server = self._info_from_discover(self.discover())
         return self._server
+
+    @property
+    def authorization(self) -> str | None:
+        """The Authorization header this connection sends: what is cached for it belongs to that principal."""
+        side = self.transport._stream_side if isinstance(self.transport, SseTransport) else self.transport
+        headers = getattr(side, "extra_headers", None)
+        return headers.get("Authorization") if isinstance(headers, dict) else None
 
     def negotiate(self) -> Era:
         """Settle the era as --protocol says: forced, or remembered, or found out."""
@@ -257,7 +267,14 @@ class McpClient:
     def _send(self, message: Message, headers: dict[str, str] | None = None) -> Message | None:
         if self.trace:
             self.trace("send", message)
-        answer = self.transport.exchange(message, on_other=self._on_server_message, headers=headers)
+        try:
+            answer = self.transport.exchange(message, on_other=self._on_server_message, headers=headers)
+        except AppsdkError as problem:
+            # No answer came, or a JSON-RPC error came as an HTTP error: a trace.Tracer records that too.
+            failed = getattr(self.trace, "failed", None)
+            if failed is not None:
+                failed(message, problem)
+            raise
         if answer is not None and self.trace:
             self.trace("receive", answer)
         return answer
@@ -269,6 +286,8 @@ class McpClient:
         if not isinstance(message, dict) or "method" not in message:
             return None
         if "id" not in message:
+            if message["method"] == "notifications/tools/list_changed":
+                self.tools_changed = True
             if message["method"] in SHOWN_NOTIFICATIONS and self.on_notification is not None:
                 self.on_notification(message)
             return None
@@ -511,7 +530,11 @@ class McpClient:
             seen.add(cursor)
 
     def list_tools(self) -> list[dict[str, Any]]:
-        tools = self._paginated("tools/list", "tools")["tools"]
+        self.tools_changed = False  # this list is the news
+        return self.admit_tools(self._paginated("tools/list", "tools")["tools"])
+
+    def admit_tools(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The tools a client may use (and their Mcp-Param-* headers learnt), from a list fetched or remembered."""
         if not self.modern:
             return tools
         # 2026-07-28: a client must leave out a tool whose x-mcp-header annotations break the rules.

@@ -5,6 +5,8 @@ They share the server options, so they live together. Nothing heavy is imported 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
@@ -94,6 +96,30 @@ AnswersJson = Annotated[
     str | None,
     typer.Option("--answers", help="Answers to the tool's questions as one JSON object.", show_default=False),
 ]
+TraceFile = Annotated[
+    str | None,
+    typer.Option(
+        "--trace",
+        help="Write every MCP message sent and received to FILE as JSON lines (the workbench's trace format).",
+        show_default=False,
+        metavar="FILE",
+    ),
+]
+
+
+@contextmanager
+def _tracing(path: str | None) -> Iterator[Any]:
+    """A Tracer writing `path` line by line (None: no tracing); a path that cannot be written is exit 2."""
+    if path is None:
+        yield None
+        return
+    from appsdk_cli.render.console import warning
+    from appsdk_cli.trace import Tracer
+
+    with Tracer(sink=path) as tracer:
+        yield tracer
+    if tracer.sink_error:
+        warning(f"the trace {path} is incomplete: writing it failed ({tracer.sink_error})")
 
 
 def _target(
@@ -161,6 +187,7 @@ def call(
     protocol: Protocol = "auto",
     answer: Answer = None,
     answers: AnswersJson = None,
+    trace: TraceFile = None,
 ) -> None:
     """Call a tool and show what ChatGPT would get: status texts, structuredContent, content, widget _meta.
 
@@ -187,9 +214,17 @@ def call(
         user_location=_parse_json_object("--user-location", user_location),
         extra=_parse_json_object("--meta", meta),
     )
-    with notifications(as_json=as_json) as show:
+    with _tracing(trace) as tracer, notifications(as_json=as_json) as show:
         target = _target(
-            url, stdio, timeout, token, protocol, client_id, elicit=elicitor(given, ask=ask, tool=tool), notify=show
+            url,
+            stdio,
+            timeout,
+            token,
+            protocol,
+            client_id,
+            elicit=elicitor(given, ask=ask, tool=tool),
+            notify=show,
+            trace=tracer,
         )
         outcome = remote.call_tool(target, tool, list(arguments or []), args, hints)
     call_result(outcome, as_json=as_json)
@@ -206,13 +241,16 @@ def tools(
     token: Token = None,
     client_id: ClientId = None,
     protocol: Protocol = "auto",
+    trace: TraceFile = None,
 ) -> None:
     """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility,
     and which protocol eras the server speaks."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import tools_list
 
-    tools_list(remote.list_tools(_target(url, stdio, timeout, token, protocol, client_id)), as_json=as_json)
+    with _tracing(trace) as tracer:
+        outcome = remote.list_tools(_target(url, stdio, timeout, token, protocol, client_id, trace=tracer))
+    tools_list(outcome, as_json=as_json)
 
 
 def resources(
@@ -224,12 +262,15 @@ def resources(
     token: Token = None,
     client_id: ClientId = None,
     protocol: Protocol = "auto",
+    trace: TraceFile = None,
 ) -> None:
     """List the server's resources (widget templates are ui:// URIs) with their MIME types."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import resources_list
 
-    resources_list(remote.list_resources(_target(url, stdio, timeout, token, protocol, client_id)), as_json=as_json)
+    with _tracing(trace) as tracer:
+        outcome = remote.list_resources(_target(url, stdio, timeout, token, protocol, client_id, trace=tracer))
+    resources_list(outcome, as_json=as_json)
 
 
 def read(
@@ -245,11 +286,12 @@ def read(
     token: Token = None,
     client_id: ClientId = None,
     protocol: Protocol = "auto",
+    trace: TraceFile = None,
 ) -> None:
     """Read one resource and print its contents (a widget's HTML, its _meta)."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import resource_contents
 
-    resource_contents(
-        remote.read_resource(_target(url, stdio, timeout, token, protocol, client_id), uri), as_json=as_json
-    )
+    with _tracing(trace) as tracer:
+        outcome = remote.read_resource(_target(url, stdio, timeout, token, protocol, client_id, trace=tracer), uri)
+    resource_contents(outcome, as_json=as_json)

@@ -1,0 +1,529 @@
+"""Traffic traces: one record per message, in JSON lines, shared by `appsdk call --trace` and the workbench.
+
+A record is one JSON object (one line of a trace file):
+
+    {"time": "2026-12-01T12:00:00.123Z", "seq": 3, "channel": "mcp", "from": "appsdk", "to": "server",
+     "kind": "response", "method": "tools/call", "id": 2, "size": 412, "duration_ms": 18.4, "message": {...}}
+
+- `channel` is `mcp` (client <-> MCP server), `bridge` (MCP Apps postMessage between host and widget) or
+  `openai` (the `window.openai` API); `from`/`to` are `appsdk`, `workbench`, `server`, `host` or `widget`.
+- `kind` is `request`, `response`, `error` (a JSON-RPC error, or a request that got no answer at all) or
+  `notification`. A response's `method` is its request's; `id` is the JSON-RPC id (null for notifications).
+- `size` is the UTF-8 byte length of the message as compact JSON, taken before redaction.
+- `duration_ms` (responses and errors only) is the time since their request was recorded; null when the
+  request is not in the trace.
+- Optional: `run` (which workbench run), `status` (the HTTP status an error came with), `failure` (why a
+  request got no JSON-RPC answer; then `message` is null), `redacted` (true when secrets were blanked).
+
+Secrets never reach a record: values under keys such as `authorization`, `access_token`, `client_secret`
+or `password`, `Bearer …` credentials inside any string, and every value given to `Tracer.add_secret`
+are replaced by "[redacted]" before the record is kept, written or handed to a subscriber.
+
+The standard library only: `appsdk call` imports this on its fast path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from appsdk_cli.errors import AppsdkError, UsageError
+
+CHANNELS = ("mcp", "bridge", "openai")
+PARTIES = ("appsdk", "workbench", "server", "host", "widget")
+KINDS = ("request", "response", "error", "notification")
+REDACTED = "[redacted]"
+DEFAULT_LIMIT = 10_000
+# Requests still waiting for their answer, per tracer: enough for any real session, bounded for a broken one.
+PENDING_LIMIT = 4_096
+
+# Compared after lower-casing and turning "-" into "_": `Authorization`, `x-api-key` and `client_secret` alike.
+SECRET_KEYS = frozenset(
+    {
+        "authorization",
+        "proxy_authorization",
+        "cookie",
+        "set_cookie",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "token",
+        "bearer",
+        "client_secret",
+        "code_verifier",
+        "api_key",
+        "apikey",
+        "x_api_key",
+        "password",
+        "secret",
+    }
+)
+# A credential after "Bearer": long and with a digit, so prose ("Bearer of bad news") is left alone.
+_BEARER = re.compile(r"\b(Bearer)\s+(?=[A-Za-z0-9\-._~+/]*\d)[A-Za-z0-9\-._~+/]{12,}=*", re.IGNORECASE)
+
+RECORD_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "appsdk trace record",
+    "type": "object",
+    "required": ["time", "channel", "from", "to", "kind", "method", "id", "size", "message"],
+    "properties": {
+        "time": {"type": "string", "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"},
+        "seq": {"type": "integer", "minimum": 1},
+        "channel": {"enum": list(CHANNELS)},
+        "from": {"enum": list(PARTIES)},
+        "to": {"enum": list(PARTIES)},
+        "kind": {"enum": list(KINDS)},
+        "method": {"type": ["string", "null"]},
+        "id": {"type": ["string", "integer", "null"]},
+        "size": {"type": "integer", "minimum": 0},
+        "duration_ms": {"type": ["number", "null"], "minimum": 0},
+        "run": {"type": "string"},
+        "status": {"type": "integer"},
+        "failure": {"type": "string"},
+        "redacted": {"const": True},
+        "message": {"type": ["object", "array", "null"]},
+    },
+    "allOf": [
+        # Only an answer has a duration; a request without an answer says why instead of carrying a message.
+        {
+            "if": {"properties": {"kind": {"enum": ["request", "notification"]}}},
+            "then": {"not": {"required": ["duration_ms"]}},
+        },
+        {"if": {"properties": {"message": {"type": "null"}}}, "then": {"required": ["failure"]}},
+        {"if": {"properties": {"kind": {"const": "notification"}}}, "then": {"properties": {"id": {"type": "null"}}}},
+    ],
+}
+
+
+class TraceFileError(UsageError):
+    """The trace file cannot be written (exit 2: the path on the command line is wrong)."""
+
+
+class TraceFormatError(AppsdkError):
+    """A trace file line is not a trace record."""
+
+
+# --- records -----------------------------------------------------------------------------------------
+
+
+def now_iso() -> str:
+    stamp = datetime.now(UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
+
+
+def compact(value: Any) -> str:
+    """The JSON text a record or message is measured and written as (what `JSON.stringify` gives, too)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def message_size(message: Any) -> int:
+    try:
+        return len(compact(message).encode("utf-8"))
+    except (TypeError, ValueError):
+        return 0
+
+
+def kind_of(message: Any) -> str:
+    """request | response | error | notification, read off a JSON-RPC message's shape."""
+    if not isinstance(message, dict):
+        return "error"
+    if "method" in message:
+        return "request" if message.get("id") is not None else "notification"
+    return "error" if "error" in message else "response"
+
+
+def _milliseconds(seconds: float) -> float | int:
+    # Whole numbers as integers, so Python and JavaScript write the same bytes for a record.
+    value = round(seconds * 1000, 3)
+    return int(value) if value.is_integer() else value
+
+
+def validate_record(record: Any) -> None:
+    """Raise jsonschema.ValidationError unless `record` is a trace record (jsonschema imported here only)."""
+    import jsonschema
+
+    jsonschema.validate(record, RECORD_SCHEMA)
+
+
+def dumps_record(record: dict[str, Any]) -> str:
+    return compact(record)
+
+
+def write_jsonl(records: Iterable[dict[str, Any]], target: IO[str]) -> None:
+    for record in records:
+        target.write(dumps_record(record) + "\n")
+
+
+def iter_jsonl(text: str) -> Iterator[dict[str, Any]]:
+    """The records of a trace file's text; a line that is not a JSON object is a TraceFormatError."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as problem:
+            raise TraceFormatError(f"line {number} of the trace is not JSON: {problem}") from None
+        if not isinstance(record, dict):
+            raise TraceFormatError(f"line {number} of the trace is not a JSON object")
+        yield record
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as problem:
+        raise TraceFormatError(
+            f"cannot read the trace {path}: {getattr(problem, 'strerror', None) or problem}"
+        ) from None
+    return list(iter_jsonl(text))
+
+
+# --- redaction ---------------------------------------------------------------------------------------
+
+
+class _Redactor:
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        self.hit = False
+
+    def text(self, value: str) -> str:
+        redacted = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", value)
+        for secret in self.secrets:
+            redacted = redacted.replace(secret, REDACTED)
+        if redacted != value:
+            self.hit = True
+        return redacted
+
+    def value(self, value: Any, depth: int = 0) -> Any:
+        if depth > 64:
+            return value  # a message nested this deep was already refused by the JSON reader
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                if isinstance(key, str) and key.lower().replace("-", "_") in SECRET_KEYS and item not in (None, ""):
+                    self.hit = True
+                    out[key] = REDACTED
+                else:
+                    out[key] = self.value(item, depth + 1)
+            return out
+        if isinstance(value, list):
+            return [self.value(item, depth + 1) for item in value]
+        return value
+
+
+def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A copy of `value` with secrets blanked (see the module docstring)."""
+    return _Redactor(secrets).value(value)
+
+
+# --- the tracer --------------------------------------------------------------------------------------
+
+Subscriber = Callable[[dict[str, Any]], None]
+
+
+class Tracer:
+    """Collects trace records from any thread: keeps the last `limit`, tells subscribers, writes a file.
+
+    The MCP client calls it as its trace hook, `tracer("send" | "receive", message)`, and `failed(message,
+    problem)` when a request got no JSON-RPC answer; `client` names the client side ("appsdk" for the
+    CLI, "workbench" for the workbench). `for_run(run)` gives a hook that stamps `run` on its records.
+    Host pages' bridge and window.openai records come in whole through `add`.
+    """
+
+    def __init__(
+        self,
+        *,
+        client: str = "appsdk",
+        limit: int = DEFAULT_LIMIT,
+        sink: str | Path | IO[str] | None = None,
+        secrets: Iterable[str] = (),
+    ) -> None:
+        if client not in PARTIES:
+            raise ValueError(f"client must be one of {PARTIES}")
+        self.client = client
+        self._lock = threading.RLock()
+        self._records: deque[dict[str, Any]] = deque(maxlen=limit)
+        self._subscribers: list[Subscriber] = []
+        self._pending: OrderedDict[tuple[str, str, str], tuple[str | None, float]] = OrderedDict()
+        self._secrets: set[str] = {s for s in secrets if s}
+        self._seq = 0
+        self._sink: IO[str] | None = None
+        self._owns_sink = False
+        self.sink_error: str | None = None
+        if isinstance(sink, str | Path):
+            self._sink = open_trace_file(sink)
+            self._owns_sink = True
+        elif sink is not None:
+            self._sink = sink
+
+    # --- context and lifecycle
+
+    def __enter__(self) -> Tracer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._sink is not None and self._owns_sink:
+                with contextlib.suppress(OSError):
+                    self._sink.close()
+            self._sink = None
+
+    def add_secret(self, secret: str | None) -> None:
+        """Blank this value wherever it appears in later records (a bearer token, a client secret)."""
+        if secret:
+            with self._lock:
+                self._secrets.add(secret)
+
+    # --- subscribers and the kept records
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call `subscriber(record)` for each new record (on the recording thread); returns an unsubscribe."""
+        with self._lock:
+            self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if subscriber in self._subscribers:
+                    self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def records(self, run: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            return [r for r in self._records if run is None or r.get("run") == run]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+            self._pending.clear()
+
+    def jsonl(self) -> str:
+        return "".join(dumps_record(r) + "\n" for r in self.records())
+
+    # --- recording
+
+    def __call__(self, direction: str, message: Any) -> None:
+        self.hook()(direction, message)
+
+    def failed(self, message: Any, problem: BaseException) -> None:
+        self.hook().failed(message, problem)
+
+    def hook(self, run: str | None = None) -> McpHook:
+        return McpHook(self, run)
+
+    def for_run(self, run: str) -> McpHook:
+        return McpHook(self, run)
+
+    def message(
+        self,
+        channel: str,
+        sender: str,
+        receiver: str,
+        message: Any,
+        *,
+        run: str | None = None,
+        status: int | None = None,
+    ) -> dict[str, Any]:
+        """Record one message from `sender` to `receiver`; pairs answers with their requests by id."""
+        clock = time.monotonic()
+        kind = kind_of(message)
+        msg_id = message.get("id") if isinstance(message, dict) else None
+        if not isinstance(msg_id, str | int) or isinstance(msg_id, bool):
+            msg_id = None
+        method = message.get("method") if isinstance(message, dict) and isinstance(message.get("method"), str) else None
+        record: dict[str, Any] = {
+            "time": now_iso(),
+            "seq": 0,
+            "channel": channel,
+            "from": sender,
+            "to": receiver,
+            "kind": kind,
+            "method": method,
+            "id": msg_id if kind != "notification" else None,
+            "size": message_size(message) if message is not None else 0,
+        }
+        with self._lock:
+            if kind == "request" and msg_id is not None:
+                self._remember(channel, sender, run, msg_id, method, clock)
+            elif kind in ("response", "error") and msg_id is not None:
+                # The answer's request went the other way: it was sent by this answer's receiver.
+                asked = self._pending.pop(self._key(channel, receiver, run, msg_id), None)
+                record["method"] = asked[0] if asked else method
+                record["duration_ms"] = _milliseconds(clock - asked[1]) if asked else None
+            elif kind in ("response", "error"):
+                record["duration_ms"] = None
+            if run is not None:
+                record["run"] = run
+            if status is not None:
+                record["status"] = status
+            redactor = _Redactor(self._secrets)
+            record["message"] = redactor.value(message)
+            if redactor.hit:
+                record["redacted"] = True
+            return self._keep(record)
+
+    def failure(
+        self,
+        request: dict[str, Any],
+        why: str,
+        *,
+        status: int | None = None,
+        run: str | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The client's `request` failed: no answer (unreachable, timed out) or an HTTP error, whose JSON-RPC
+        error `body` is the record's message when there was one. Paired with the request by its id."""
+        clock = time.monotonic()
+        msg_id = request.get("id") if isinstance(request.get("id"), str | int) else None
+        method = request.get("method") if isinstance(request.get("method"), str) else None
+        record: dict[str, Any] = {
+            "time": now_iso(),
+            "seq": 0,
+            "channel": "mcp",
+            "from": "server",
+            "to": self.client,
+            "kind": "error",
+            "method": method,
+            "id": msg_id,
+            "size": message_size(body) if body is not None else 0,
+            "duration_ms": None,
+        }
+        with self._lock:
+            asked = self._pending.pop(self._key("mcp", self.client, run, msg_id), None) if msg_id is not None else None
+            if asked:
+                record["duration_ms"] = _milliseconds(clock - asked[1])
+            if run is not None:
+                record["run"] = run
+            if status is not None:
+                record["status"] = status
+            redactor = _Redactor(self._secrets)
+            record["failure"] = redactor.text(why)
+            record["message"] = redactor.value(body)
+            if redactor.hit:
+                record["redacted"] = True
+            return self._keep(record)
+
+    def add(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Keep a record made elsewhere (a host page's bridge traffic); filled in and redacted, not trusted."""
+        message = record.get("message")
+        complete: dict[str, Any] = {
+            "time": record.get("time") if isinstance(record.get("time"), str) else now_iso(),
+            "seq": 0,
+            "channel": record.get("channel") if record.get("channel") in CHANNELS else "bridge",
+            "from": record.get("from") if record.get("from") in PARTIES else "widget",
+            "to": record.get("to") if record.get("to") in PARTIES else "host",
+            "kind": record.get("kind") if record.get("kind") in KINDS else kind_of(message),
+            "method": record.get("method") if isinstance(record.get("method"), str) else None,
+            "id": record.get("id") if isinstance(record.get("id"), str | int) else None,
+            "size": record.get("size") if isinstance(record.get("size"), int) else message_size(message),
+        }
+        duration = record.get("duration_ms")
+        if complete["kind"] in ("response", "error"):
+            complete["duration_ms"] = duration if isinstance(duration, int | float) and duration >= 0 else None
+        for optional in ("run", "failure"):
+            if isinstance(record.get(optional), str):
+                complete[optional] = record[optional]
+        if isinstance(record.get("status"), int):
+            complete["status"] = record["status"]
+        with self._lock:
+            redactor = _Redactor(self._secrets)
+            complete["message"] = redactor.value(message if isinstance(message, dict | list) else None)
+            if complete["message"] is None and "failure" not in complete:
+                complete["failure"] = "no message"
+            if redactor.hit or record.get("redacted") is True:
+                complete["redacted"] = True
+            return self._keep(complete)
+
+    # --- internals
+
+    @staticmethod
+    def _key(channel: str, asker: str, run: str | None, msg_id: str | int) -> tuple[str, str, str]:
+        return (f"{channel}/{run or ''}", asker, json.dumps(msg_id))
+
+    def _remember(
+        self, channel: str, asker: str, run: str | None, msg_id: str | int, method: str | None, clock: float
+    ) -> None:
+        key = self._key(channel, asker, run, msg_id)
+        self._pending.pop(key, None)
+        self._pending[key] = (method, clock)
+        while len(self._pending) > PENDING_LIMIT:
+            self._pending.popitem(last=False)
+
+    def _keep(self, record: dict[str, Any]) -> dict[str, Any]:
+        # Called with the lock held: sequence, file order and subscriber order are one order.
+        self._seq += 1
+        record["seq"] = self._seq
+        self._records.append(record)
+        if self._sink is not None:
+            try:
+                self._sink.write(dumps_record(record) + "\n")
+                self._sink.flush()  # a crashed or killed run keeps every line written so far
+            except (OSError, ValueError) as problem:
+                self.sink_error = getattr(problem, "strerror", None) or str(problem)
+                self._sink = None
+        for subscriber in list(self._subscribers):
+            # A broken viewer must not break the MCP session it watches.
+            with contextlib.suppress(Exception):
+                subscriber(record)
+        return record
+
+
+class McpHook:
+    """The MCP client's trace hook for one tracer (and one workbench run): `hook(direction, message)`."""
+
+    def __init__(self, tracer: Tracer, run: str | None = None) -> None:
+        self.tracer = tracer
+        self.run = run
+
+    def __call__(self, direction: str, message: Any) -> None:
+        client = self.tracer.client
+        sender, receiver = (client, "server") if direction == "send" else ("server", client)
+        self.tracer.message("mcp", sender, receiver, message, run=self.run)
+
+    def failed(self, message: Any, problem: BaseException) -> None:
+        """`message` got no JSON-RPC answer, or its answer came as an HTTP error (status and body kept)."""
+        if not isinstance(message, dict):
+            return
+        status = getattr(problem, "status", None)
+        status = status if isinstance(status, int) else None
+        body = _body_answer(getattr(problem, "detail", None))
+        why = getattr(problem, "message", None) or str(problem) or type(problem).__name__
+        self.tracer.failure(message, str(why), status=status, run=self.run, body=body)
+
+
+def _body_answer(detail: Any) -> dict[str, Any] | None:
+    """The JSON-RPC error the server sent as an HTTP error body, as sent (None if the body is not one)."""
+    if not isinstance(detail, str) or not detail.lstrip().startswith("{"):
+        return None
+    try:
+        answer = json.loads(detail)
+    except (ValueError, RecursionError):
+        return None
+    return answer if isinstance(answer, dict) and isinstance(answer.get("error"), dict) else None
+
+
+def open_trace_file(path: str | Path) -> IO[str]:
+    """Open (truncate) a trace file for writing, or say in one line why not (exit 2)."""
+    target = Path(path)
+    if target.is_dir():
+        raise TraceFileError(f"--trace {path}: is a directory; give a file name, e.g. {target / 'trace.jsonl'}")
+    try:
+        return target.open("w", encoding="utf-8")
+    except OSError as problem:
+        reason = problem.strerror or str(problem)
+        raise TraceFileError(
+            f"--trace {path}: cannot write there ({reason}); give a file in a writable folder"
+        ) from None

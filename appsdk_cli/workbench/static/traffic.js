@@ -1,0 +1,588 @@
+// The traffic panel: one timeline of trace records (appsdk_cli/trace.py describes the record), with a
+// filter, a JSON viewer, request/response pairing and a JSON-lines export. A plain module, no build step.
+//
+//   import { createTrafficPanel } from "./traffic.js";
+//   const panel = createTrafficPanel(element, { filename: "trace.jsonl" });
+//   panel.add(record);          // any number, any rate: rows are drawn in batches, only those in view
+//   panel.records();            // every record added, in order (copies of the array, not of the records)
+//   panel.exportJsonLines();    // one JSON.stringify(record) per line, each ending in "\n"
+//   panel.clear();
+//
+// Options: filename (of the download), onSelect(record | null), channels (the toggles shown; default
+// mcp, bridge, openai). Everything a record carries is untrusted text (a server or a widget wrote it):
+// it only ever reaches the page through textContent, never as markup.
+
+const ROW_HEIGHT = 26; // px; must match .traffic-row in traffic.css (rows are positioned, not flowed)
+const OVERSCAN = 12; // rows drawn above and below the visible ones
+const HAYSTACK_LIMIT = 20000; // characters of a message the text filter searches
+const STRING_PREVIEW = 600; // characters of a long string shown before "show all"
+const CHILDREN_PAGE = 200;
+const OPEN_DEPTH = 5; // levels of a message's JSON open at first // object keys / array items shown before "show more"
+const PARTIES = { appsdk: "appsdk", workbench: "workbench", server: "server", host: "host", widget: "widget" };
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function formatSize(bytes) {
+  if (typeof bytes !== "number" || !Number.isFinite(bytes)) return "";
+  if (bytes < 1000) return `${bytes} B`;
+  if (bytes < 1e6) return `${(bytes / 1000).toFixed(bytes < 1e4 ? 1 : 0)} kB`;
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+function formatDuration(ms) {
+  if (typeof ms !== "number" || !Number.isFinite(ms)) return "";
+  if (ms < 1) return "<1 ms";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
+}
+
+function formatOffset(ms) {
+  if (!Number.isFinite(ms)) return "";
+  const sign = ms < 0 ? "-" : "";
+  const abs = Math.abs(ms);
+  if (abs < 60000) return `${sign}${(abs / 1000).toFixed(3)}`;
+  const minutes = Math.floor(abs / 60000);
+  return `${sign}${minutes}:${((abs % 60000) / 1000).toFixed(3).padStart(6, "0")}`;
+}
+
+function idText(id) {
+  return id === null || id === undefined ? "" : String(id);
+}
+
+// A tool result with isError is an answer, but a failed one: it is marked like a JSON-RPC error.
+function isFailure(record) {
+  if (record.kind === "error") return true;
+  const result = record.message && typeof record.message === "object" ? record.message.result : null;
+  return Boolean(result && typeof result === "object" && result.isError === true);
+}
+
+function pairKey(record, asker) {
+  return `${record.channel}\u0000${record.run ?? ""}\u0000${asker}\u0000${JSON.stringify(record.id)}`;
+}
+
+export function createTrafficPanel(element, options = {}) {
+  const channels = options.channels ?? ["mcp", "bridge", "openai"];
+  const filename = options.filename ?? "trace.jsonl";
+  const all = []; // {record, index, time, haystack, partner}
+  let shown = []; // indexes into `all` that pass the filter
+  const openRequests = new Map(); // pairKey -> entry, requests waiting for their answer
+  const counts = Object.fromEntries(channels.map((c) => [c, 0]));
+  const filter = { words: [], channels: new Set(channels), hideNotifications: false };
+  let firstTime = null;
+  let selected = null; // entry
+  let follow = true; // keep the newest row in view while the user has not scrolled up
+  let frame = 0;
+  let rebuild = false;
+
+  // --- the skeleton
+
+  element.classList.add("traffic-panel");
+  element.replaceChildren();
+  const toolbar = el("div", "traffic-toolbar");
+  const search = el("input", "traffic-search");
+  search.type = "search";
+  search.placeholder = "Filter: method, id, party, text…";
+  search.setAttribute("aria-label", "Filter the traffic");
+  const toggles = el("div", "traffic-toggles");
+  toggles.setAttribute("role", "group");
+  toggles.setAttribute("aria-label", "Channels");
+  const toggleButtons = {};
+  for (const channel of channels) {
+    const button = el("button", "traffic-toggle");
+    button.type = "button";
+    button.dataset.channel = channel;
+    button.setAttribute("aria-pressed", "true");
+    button.append(el("span", "traffic-toggle-name", channel), el("span", "traffic-toggle-count", "0"));
+    button.addEventListener("click", () => {
+      if (filter.channels.has(channel)) filter.channels.delete(channel);
+      else filter.channels.add(channel);
+      button.setAttribute("aria-pressed", String(filter.channels.has(channel)));
+      refilter();
+    });
+    toggleButtons[channel] = button;
+    toggles.append(button);
+  }
+  const hideLabel = el("label", "traffic-hide");
+  const hideBox = el("input");
+  hideBox.type = "checkbox";
+  hideLabel.append(hideBox, document.createTextNode(" Hide notifications"));
+  const total = el("span", "traffic-count", "0 messages");
+  total.setAttribute("aria-live", "polite");
+  const clearButton = el("button", "traffic-button", "Clear");
+  clearButton.type = "button";
+  const exportButton = el("button", "traffic-button traffic-primary", "Export");
+  exportButton.type = "button";
+  exportButton.title = "Download the trace as JSON lines";
+  const spacer = el("span", "traffic-grow");
+  toolbar.append(search, toggles, hideLabel, spacer, total, clearButton, exportButton);
+
+  const header = el("div", "traffic-row traffic-head");
+  header.setAttribute("aria-hidden", "true");
+  for (const [cls, text] of [
+    ["t-time", "Time (s)"],
+    ["t-channel", "Channel"],
+    ["t-route", "From → To"],
+    ["t-method", "Method"],
+    ["t-id", "Id"],
+    ["t-size", "Size"],
+    ["t-duration", "Duration"],
+  ]) {
+    header.append(el("span", cls, text));
+  }
+
+  const viewport = el("div", "traffic-viewport");
+  viewport.tabIndex = 0;
+  viewport.setAttribute("role", "listbox");
+  viewport.setAttribute("aria-label", "Messages");
+  const sizer = el("div", "traffic-sizer");
+  const empty = el("div", "traffic-empty", "No traffic yet.");
+  viewport.append(sizer, empty);
+
+  const detail = el("section", "traffic-detail");
+  detail.hidden = true;
+  detail.setAttribute("aria-label", "Message");
+
+  element.append(toolbar, header, viewport, detail);
+
+  // --- adding
+
+  function add(record) {
+    if (!record || typeof record !== "object") return;
+    const entry = { record, index: all.length, time: Date.parse(record.time), haystack: null, partner: null };
+    all.push(entry);
+    if (firstTime === null && Number.isFinite(entry.time)) firstTime = entry.time;
+    if (record.channel in counts) counts[record.channel] += 1;
+    pair(entry);
+    if (passes(entry)) shown.push(entry.index);
+    schedule();
+  }
+
+  function pair(entry) {
+    const record = entry.record;
+    if (record.id === null || record.id === undefined) return;
+    if (record.kind === "request") {
+      openRequests.set(pairKey(record, record.from), entry);
+    } else if (record.kind === "response" || record.kind === "error") {
+      const key = pairKey(record, record.to);
+      const request = openRequests.get(key);
+      if (request) {
+        openRequests.delete(key);
+        request.partner = entry;
+        entry.partner = request;
+      }
+    }
+  }
+
+  function haystack(entry) {
+    if (entry.haystack === null) {
+      const r = entry.record;
+      let text = "";
+      try {
+        text = JSON.stringify(r.message ?? null) ?? "";
+      } catch {
+        text = "";
+      }
+      entry.haystack = [r.method, r.kind, r.from, r.to, r.channel, idText(r.id), r.run, r.failure, text.slice(0, HAYSTACK_LIMIT)]
+        .filter((part) => part !== undefined && part !== null)
+        .join("\u0001")
+        .toLowerCase();
+    }
+    return entry.haystack;
+  }
+
+  function passes(entry) {
+    const r = entry.record;
+    if (!filter.channels.has(r.channel) && channels.includes(r.channel)) return false;
+    if (filter.hideNotifications && r.kind === "notification") return false;
+    if (filter.words.length) {
+      const text = haystack(entry);
+      for (const word of filter.words) if (!text.includes(word)) return false;
+    }
+    return true;
+  }
+
+  function refilter() {
+    shown = [];
+    for (const entry of all) if (passes(entry)) shown.push(entry.index);
+    rebuild = true;
+    schedule();
+  }
+
+  search.addEventListener("input", () => {
+    filter.words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
+    refilter();
+  });
+  hideBox.addEventListener("change", () => {
+    filter.hideNotifications = hideBox.checked;
+    refilter();
+  });
+
+  // --- drawing: only the rows in view, in one animation frame per batch of changes
+
+  function schedule() {
+    if (!frame) frame = requestAnimationFrame(draw);
+  }
+
+  const drawn = new Map(); // entry index -> row element
+
+  function draw() {
+    frame = 0;
+    for (const channel of channels) toggleButtons[channel].lastChild.textContent = counts[channel].toLocaleString("en-US");
+    const filtered = shown.length !== all.length;
+    total.textContent = filtered
+      ? `${shown.length.toLocaleString("en-US")} of ${all.length.toLocaleString("en-US")}`
+      : `${all.length.toLocaleString("en-US")} message${all.length === 1 ? "" : "s"}`;
+    empty.hidden = shown.length > 0;
+    empty.textContent = all.length ? "Nothing matches the filter." : "No traffic yet.";
+    sizer.style.height = `${shown.length * ROW_HEIGHT}px`;
+    if (follow) viewport.scrollTop = viewport.scrollHeight;
+    if (rebuild) {
+      for (const row of drawn.values()) row.remove();
+      drawn.clear();
+      rebuild = false;
+    }
+    const top = viewport.scrollTop;
+    const height = viewport.clientHeight || 400;
+    const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(shown.length, Math.ceil((top + height) / ROW_HEIGHT) + OVERSCAN);
+    const wanted = new Set();
+    for (let position = first; position < last; position++) {
+      const index = shown[position];
+      wanted.add(index);
+      let row = drawn.get(index);
+      if (!row) {
+        row = makeRow(all[index]);
+        drawn.set(index, row);
+        sizer.append(row);
+      }
+      row.style.transform = `translateY(${position * ROW_HEIGHT}px)`;
+      row.classList.toggle("is-selected", selected !== null && selected.index === index);
+      row.classList.toggle("is-partner", selected !== null && selected.partner !== null && selected.partner.index === index);
+      row.setAttribute("aria-selected", String(selected !== null && selected.index === index));
+    }
+    for (const [index, row] of drawn) {
+      if (!wanted.has(index)) {
+        row.remove();
+        drawn.delete(index);
+      }
+    }
+  }
+
+  viewport.addEventListener("scroll", () => {
+    follow = viewport.scrollTop + viewport.clientHeight >= viewport.scrollHeight - ROW_HEIGHT;
+    schedule();
+  });
+  if (typeof ResizeObserver === "function") new ResizeObserver(() => schedule()).observe(viewport);
+
+  function makeRow(entry) {
+    const r = entry.record;
+    const row = el("div", "traffic-row");
+    row.setAttribute("role", "option");
+    row.dataset.index = String(entry.index);
+    row.dataset.kind = String(r.kind ?? "");
+    row.dataset.channel = String(r.channel ?? "");
+    if (isFailure(r)) row.classList.add("is-error");
+    const offset = firstTime !== null && Number.isFinite(entry.time) ? formatOffset(entry.time - firstTime) : "";
+    const channel = el("span", "t-channel");
+    channel.append(el("span", "traffic-badge", String(r.channel ?? "?")));
+    const route = el("span", "t-route");
+    route.append(
+      el("span", `traffic-party p-${PARTIES[r.from] ?? "other"}`, String(r.from ?? "?")),
+      el("span", "traffic-arrow", "→"),
+      el("span", `traffic-party p-${PARTIES[r.to] ?? "other"}`, String(r.to ?? "?")),
+    );
+    const method = el("span", "t-method");
+    method.append(el("span", "traffic-kind", kindMark(r)), el("span", "traffic-method-name", String(r.method ?? "(unknown)")));
+    method.title = `${r.kind ?? ""} ${r.method ?? ""}`.trim() + (r.failure ? ` — ${r.failure}` : "");
+    row.append(
+      el("span", "t-time", offset),
+      channel,
+      route,
+      method,
+      el("span", "t-id", idText(r.id)),
+      el("span", "t-size", formatSize(r.size)),
+      el("span", "t-duration", formatDuration(r.duration_ms)),
+    );
+    return row;
+  }
+
+  function kindMark(record) {
+    if (record.kind === "request") return "→";
+    if (record.kind === "response") return isFailure(record) ? "✕" : "←";
+    if (record.kind === "error") return "✕";
+    return "•";
+  }
+
+  // --- selecting and the detail view
+
+  function select(entry, { scroll = false } = {}) {
+    selected = entry;
+    if (entry === null) {
+      detail.hidden = true;
+      detail.replaceChildren();
+    } else {
+      renderDetail(entry);
+      if (scroll) scrollToEntry(entry);
+    }
+    draw();
+    if (typeof options.onSelect === "function") options.onSelect(entry ? entry.record : null);
+  }
+
+  function scrollToEntry(entry) {
+    let position = shown.indexOf(entry.index);
+    if (position < 0) {
+      // The partner is filtered out: clear the filter's text so both can be seen.
+      search.value = "";
+      filter.words = [];
+      filter.channels.add(entry.record.channel);
+      toggleButtons[entry.record.channel]?.setAttribute("aria-pressed", "true");
+      if (entry.record.kind === "notification") {
+        filter.hideNotifications = false;
+        hideBox.checked = false;
+      }
+      shown = all.filter(passes).map((e) => e.index);
+      rebuild = true;
+      position = shown.indexOf(entry.index);
+    }
+    if (position < 0) return;
+    const top = position * ROW_HEIGHT;
+    if (top < viewport.scrollTop || top + ROW_HEIGHT > viewport.scrollTop + viewport.clientHeight) {
+      viewport.scrollTop = Math.max(0, top - viewport.clientHeight / 2);
+    }
+    follow = false;
+  }
+
+  viewport.addEventListener("click", (event) => {
+    const row = event.target instanceof Element ? event.target.closest(".traffic-row") : null;
+    if (!row || !row.dataset.index) return;
+    const entry = all[Number(row.dataset.index)];
+    select(selected === entry ? null : entry);
+    viewport.focus({ preventScroll: true });
+  });
+
+  viewport.addEventListener("keydown", (event) => {
+    if (!shown.length) return;
+    const current = selected ? shown.indexOf(selected.index) : -1;
+    let next = null;
+    if (event.key === "ArrowDown") next = Math.min(shown.length - 1, current + 1);
+    else if (event.key === "ArrowUp") next = Math.max(0, current < 0 ? shown.length - 1 : current - 1);
+    else if (event.key === "Home") next = 0;
+    else if (event.key === "End") next = shown.length - 1;
+    else if (event.key === "Escape" && selected) {
+      select(null);
+      event.preventDefault();
+      return;
+    }
+    if (next === null) return;
+    event.preventDefault();
+    select(all[shown[next]], { scroll: true });
+  });
+
+  function renderDetail(entry) {
+    const r = entry.record;
+    detail.hidden = false;
+    const head = el("header", "traffic-detail-head");
+    const title = el("div", "traffic-detail-title");
+    title.append(
+      el("span", `traffic-kind-label k-${isFailure(r) ? "error" : String(r.kind ?? "")}`, String(r.kind ?? "?")),
+      el("strong", "traffic-detail-method", String(r.method ?? "(unknown method)")),
+    );
+    if (r.id !== null && r.id !== undefined) title.append(el("span", "traffic-muted", `id ${idText(r.id)}`));
+    const close = el("button", "traffic-button traffic-close", "×");
+    close.type = "button";
+    close.title = "Close (Esc)";
+    close.setAttribute("aria-label", "Close the message");
+    close.addEventListener("click", () => select(null));
+    const copy = el("button", "traffic-button", "Copy JSON");
+    copy.type = "button";
+    copy.addEventListener("click", () => {
+      const text = JSON.stringify(r.message ?? null, null, 2);
+      navigator.clipboard?.writeText(text).then(
+        () => flash(copy, "Copied"),
+        () => flash(copy, "Copy failed"),
+      );
+    });
+    const actions = el("div", "traffic-detail-actions");
+    if (entry.partner) {
+      const partner = entry.partner;
+      const jump = el("button", "traffic-button traffic-partner", partner.record.kind === "request" ? "← Its request" : "Its answer →");
+      jump.type = "button";
+      jump.title = `${partner.record.kind} ${partner.record.method ?? ""}`;
+      jump.addEventListener("click", () => select(partner, { scroll: true }));
+      actions.append(jump);
+    } else if (r.kind === "request" && r.id !== null && r.id !== undefined) {
+      actions.append(el("span", "traffic-muted", "no answer yet"));
+    }
+    actions.append(copy, close);
+    head.append(title, actions);
+
+    // One line of what is always there, then lines only for what this record has.
+    const facts = el("div", "traffic-facts");
+    const summary = el("div", "traffic-facts-line");
+    const part = (text, cls = "") => {
+      if (text) summary.append(el("span", `traffic-fact ${cls}`.trim(), text));
+    };
+    part(String(r.time ?? ""), "traffic-fact-time");
+    part(`${r.from ?? "?"} → ${r.to ?? "?"}`);
+    part(String(r.channel ?? ""));
+    part(formatSize(r.size));
+    if (r.kind === "response" || r.kind === "error") {
+      part(r.duration_ms == null ? "duration unknown" : `${formatDuration(r.duration_ms)} after its request`);
+    }
+    if (r.run) part(`run ${r.run}`);
+    if (r.status !== undefined && r.status !== null) part(`HTTP ${r.status}`, "traffic-fact-bad");
+    facts.append(summary);
+    if (r.failure) facts.append(el("div", "traffic-failure", String(r.failure)));
+    if (r.redacted) facts.append(el("div", "traffic-muted", "Secrets in this message were replaced by [redacted]."));
+
+    const tree = el("div", "traffic-json");
+    tree.setAttribute("role", "tree");
+    if (r.message === null || r.message === undefined) tree.append(el("p", "traffic-muted", "No message: the request got no answer."));
+    else tree.append(jsonNode(null, r.message, 0));
+    detail.replaceChildren(head, facts, tree);
+  }
+
+  function flash(button, text) {
+    const before = button.textContent;
+    button.textContent = text;
+    setTimeout(() => {
+      button.textContent = before;
+    }, 1200);
+  }
+
+  // --- the JSON viewer: objects and arrays fold; children are built when first opened
+
+  function jsonNode(key, value, depth) {
+    const isContainer = value !== null && typeof value === "object";
+    if (!isContainer) {
+      const line = el("div", "j-line");
+      line.setAttribute("role", "treeitem");
+      if (key !== null) line.append(keyLabel(key));
+      line.append(scalar(value));
+      return line;
+    }
+    const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+    const node = el("details", "j-node");
+    node.setAttribute("role", "treeitem");
+    node.dataset.close = Array.isArray(value) ? "]" : "}";
+    const summary = el("summary", "j-summary");
+    if (key !== null) summary.append(keyLabel(key));
+    const brackets = Array.isArray(value) ? ["[", "]"] : ["{", "}"];
+    summary.append(
+      el("span", "j-punct", brackets[0]),
+      el("span", "j-preview", entries.length ? ` ${entries.length} ${Array.isArray(value) ? (entries.length === 1 ? "item" : "items") : entries.length === 1 ? "key" : "keys"} ` : ""),
+      el("span", "j-punct", brackets[1]),
+    );
+    node.append(summary);
+    let built = false;
+    const build = () => {
+      if (built) return;
+      built = true;
+      const children = el("div", "j-children");
+      children.setAttribute("role", "group");
+      let shownCount = 0;
+      const more = el("button", "traffic-link j-more");
+      more.type = "button";
+      const page = () => {
+        const end = Math.min(entries.length, shownCount + CHILDREN_PAGE);
+        const fragment = document.createDocumentFragment();
+        for (; shownCount < end; shownCount++) fragment.append(jsonNode(entries[shownCount][0], entries[shownCount][1], depth + 1));
+        children.insertBefore(fragment, more.isConnected ? more : null);
+        if (shownCount < entries.length) {
+          more.textContent = `show ${Math.min(CHILDREN_PAGE, entries.length - shownCount)} more of ${entries.length - shownCount}`;
+          if (!more.isConnected) children.append(more);
+        } else more.remove();
+      };
+      more.addEventListener("click", page);
+      page();
+      node.append(children);
+    };
+    node.addEventListener("toggle", () => {
+      if (node.open) build();
+    });
+    // Open the first levels (a message at a glance); deeper or long ones wait to be asked for.
+    if (depth < OPEN_DEPTH && entries.length <= 50) {
+      node.open = true;
+      build();
+    }
+    return node;
+  }
+
+  function keyLabel(key) {
+    const label = el("span", typeof key === "number" ? "j-index" : "j-key", typeof key === "number" ? String(key) : JSON.stringify(key));
+    const wrap = el("span", "j-keywrap");
+    wrap.append(label, el("span", "j-punct", ": "));
+    return wrap;
+  }
+
+  function scalar(value) {
+    if (typeof value === "string") {
+      const text = JSON.stringify(value);
+      const span = el("span", "j-string");
+      if (text.length <= STRING_PREVIEW) {
+        span.textContent = text;
+        return span;
+      }
+      span.textContent = `${text.slice(0, STRING_PREVIEW)}…`;
+      const all = el("button", "traffic-link j-more", `show all ${value.length.toLocaleString("en-US")} characters`);
+      all.type = "button";
+      all.addEventListener("click", () => {
+        span.textContent = text;
+        all.remove();
+      });
+      const wrap = el("span", "j-longstring");
+      wrap.append(span, all);
+      return wrap;
+    }
+    if (typeof value === "number") return el("span", "j-number", String(value));
+    if (typeof value === "boolean") return el("span", "j-boolean", String(value));
+    return el("span", "j-null", "null");
+  }
+
+  // --- export and the rest of the API
+
+  function exportJsonLines() {
+    let text = "";
+    for (const entry of all) text += `${JSON.stringify(entry.record)}\n`;
+    return text;
+  }
+
+  exportButton.addEventListener("click", () => {
+    const blob = new Blob([exportJsonLines()], { type: "application/x-ndjson" });
+    const url = URL.createObjectURL(blob);
+    const link = el("a");
+    link.href = url;
+    link.download = filename;
+    link.style.display = "none";
+    element.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  });
+
+  function clear() {
+    all.length = 0;
+    shown = [];
+    openRequests.clear();
+    for (const channel of channels) counts[channel] = 0;
+    firstTime = null;
+    follow = true;
+    rebuild = true;
+    if (selected) select(null);
+    else schedule();
+  }
+  clearButton.addEventListener("click", clear);
+
+  schedule();
+  return {
+    add,
+    clear,
+    records: () => all.map((entry) => entry.record),
+    exportJsonLines,
+  };
+}

@@ -1,0 +1,414 @@
+"""Traffic traces: the record and its JSON lines, the Tracer, and `--trace FILE` against real servers.
+
+Servers: the scaffold under `appsdk dev` (2026-07-28 and the 2025 handshake), tests/fixtures/eras_server.py
+(MRTR questions in 2026-07-28, elicitation and progress on a 2025 event stream, stdio) and
+@modelcontextprotocol/server-everything (streamable HTTP and HTTP+SSE, its progress and elicitation tools).
+Every line a test writes is validated against trace.RECORD_SCHEMA and its requests paired with answers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import threading
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import FIXTURES, INTEROP, RunningServer, appsdk, free_port, serve, serve_fixture, stop
+
+from appsdk_cli import trace
+from appsdk_cli.scaffold import scaffold
+
+EVERYTHING = INTEROP / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+
+
+def stamp(record: dict) -> float:
+    return datetime.fromisoformat(record["time"].replace("Z", "+00:00")).timestamp() * 1000
+
+
+def checked_trace(path: Path) -> list[dict]:
+    """The trace's records, each valid, in order, each answer paired with its request and timed right."""
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("\n")
+    records = trace.read_jsonl(path)
+    assert records, "the trace is empty"
+    assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
+    waiting: list[dict] = []
+    for record in records:
+        trace.validate_record(record)
+        assert trace.dumps_record(record) + "\n" in text  # written compact, as Tracer.jsonl would
+        if record["message"] is not None and not record.get("redacted"):
+            assert record["size"] == len(trace.compact(record["message"]).encode())
+        if record["kind"] == "request":
+            waiting.append(record)
+        elif record["kind"] in ("response", "error") and record["id"] is not None:
+            asked = [r for r in waiting if r["id"] == record["id"] and r["from"] == record["to"]]
+            assert asked, f"answer without a request: {record}"
+            request = asked[-1]
+            waiting.remove(request)
+            assert record["method"] == request["method"] and record["to"] == request["from"]
+            assert record["duration_ms"] is not None and record["duration_ms"] >= 0
+            # Times are stamped to the millisecond; the duration comes from a monotonic clock.
+            assert abs(record["duration_ms"] - (stamp(record) - stamp(request))) <= 2.5, (request, record)
+    assert not waiting, f"requests never answered: {waiting}"
+    return records
+
+
+def methods(records: list[dict], kind: str | None = None) -> list[str]:
+    return [r["method"] for r in records if kind is None or r["kind"] == kind]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    return {"APPSDK_HOME": str(tmp_path / "home")}
+
+
+# --- the record and the Tracer ---------------------------------------------------------------------
+
+
+def test_records_pair_time_and_measure_messages():
+    tracer = trace.Tracer()
+    tracer("send", {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x"}})
+    tracer("receive", {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}})
+    # A server's own request may reuse an id of ours: pairing goes by who asked, not by the id alone.
+    tracer("receive", {"jsonrpc": "2.0", "id": 7, "method": "elicitation/create", "params": {}})
+    tracer("send", {"jsonrpc": "2.0", "id": 7, "result": {"action": "decline"}})
+    tracer("receive", {"jsonrpc": "2.0", "id": 7, "error": {"code": -32000, "message": "no"}})
+    kinds = [(r["kind"], r["method"], r["from"], r["to"]) for r in tracer.records()]
+    assert kinds == [
+        ("request", "tools/call", "appsdk", "server"),
+        ("notification", "notifications/progress", "server", "appsdk"),
+        ("request", "elicitation/create", "server", "appsdk"),
+        ("response", "elicitation/create", "appsdk", "server"),
+        ("error", "tools/call", "server", "appsdk"),
+    ]
+    records = tracer.records()
+    assert "duration_ms" not in records[0] and records[1]["id"] is None
+    assert records[4]["duration_ms"] >= records[3]["duration_ms"] >= 0
+    assert records[0]["size"] == len(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}')
+    for record in records:
+        trace.validate_record(record)
+    # A response whose request is not in the trace has a duration of null and no method of its own.
+    tracer("receive", {"jsonrpc": "2.0", "id": 99, "result": {}})
+    assert tracer.records()[-1]["duration_ms"] is None and tracer.records()[-1]["method"] is None
+
+
+def test_the_schema_refuses_what_is_not_a_record():
+    good = {
+        "time": "2026-12-01T12:00:00.123Z",
+        "channel": "bridge",
+        "from": "widget",
+        "to": "host",
+        "kind": "request",
+        "method": "ui/initialize",
+        "id": 1,
+        "size": 10,
+        "message": {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize"},
+    }
+    trace.validate_record(good)
+    for broken in (
+        {**good, "channel": "http"},
+        {**good, "from": "someone"},
+        {**good, "kind": "reply"},
+        {**good, "time": "yesterday"},
+        {**good, "size": -1},
+        {**good, "duration_ms": 3},  # a request has no duration
+        {**good, "message": None},  # no message needs a failure saying why
+        {k: v for k, v in good.items() if k != "method"},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            trace.validate_record(broken)
+
+
+def test_secrets_never_reach_a_record_a_file_or_a_subscriber(tmp_path: Path):
+    heard: list[dict] = []
+    sink = tmp_path / "trace.jsonl"
+    with trace.Tracer(sink=sink, secrets=["s3cret-client-value"]) as tracer:
+        tracer.subscribe(heard.append)
+        tracer.add_secret("tok_9f8e7d6c5b4a")
+        tracer(
+            "send",
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {
+                    "name": "login",
+                    "arguments": {"password": "hunter2", "note": "use tok_9f8e7d6c5b4a or s3cret-client-value"},
+                    "_meta": {"progressToken": "appsdk-1", "Authorization": "Bearer abc.def.1234567890"},
+                },
+            },
+        )
+        tracer("receive", {"jsonrpc": "2.0", "id": 1, "result": {"text": "header was Bearer eyJhbGciOi.J9.x1y2z3"}})
+        tracer("receive", {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "Bearer of news"}})
+    written = sink.read_text()
+    for text in (written, json.dumps(heard), json.dumps(tracer.records())):
+        for secret in ("hunter2", "tok_9f8e7d6c5b4a", "s3cret-client-value", "abc.def.1234567890", "eyJhbGciOi"):
+            assert secret not in text
+    request, answer, note = tracer.records()
+    assert request["redacted"] is True and answer["redacted"] is True and "redacted" not in note
+    assert request["message"]["params"]["_meta"]["progressToken"] == "appsdk-1"  # a token by name only
+    assert note["message"]["params"]["data"] == "Bearer of news"  # prose is not a credential
+    assert heard == tracer.records()
+
+
+def test_many_threads_one_order_in_memory_in_the_file_and_for_subscribers(tmp_path: Path):
+    sink = tmp_path / "trace.jsonl"
+    heard: list[int] = []
+    with trace.Tracer(sink=sink, limit=500) as tracer:
+        tracer.subscribe(lambda r: heard.append(r["seq"]))
+        tracer.subscribe(lambda r: 1 / 0)  # a broken subscriber breaks nothing
+
+        def talk(worker: int) -> None:
+            hook = tracer.for_run(f"run-{worker}")
+            for n in range(100):
+                hook("send", {"jsonrpc": "2.0", "id": n, "method": "ping"})
+                hook("receive", {"jsonrpc": "2.0", "id": n, "result": {}})
+
+        threads = [threading.Thread(target=talk, args=(w,)) for w in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    lines = trace.read_jsonl(sink)
+    assert [r["seq"] for r in lines] == list(range(1, 1601)) == heard
+    kept = tracer.records()
+    assert len(kept) == 500 and kept == lines[-500:]  # the bound keeps the newest
+    # Each run's answers found their own run's requests, whatever the interleaving.
+    answers = [r for r in lines if r["kind"] == "response"]
+    assert len(answers) == 800 and all(r["method"] == "ping" and r["duration_ms"] is not None for r in answers)
+    assert len(tracer.records(run="run-3")) <= 500
+    tracer.clear()
+    assert tracer.records() == []
+
+
+def test_the_file_is_flushed_line_by_line(tmp_path: Path):
+    sink = tmp_path / "trace.jsonl"
+    tracer = trace.Tracer(sink=sink)
+    tracer("send", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    # Still open (a run that crashes now keeps this line).
+    assert [r["method"] for r in trace.read_jsonl(sink)] == ["tools/list"]
+    tracer.close()
+
+
+def test_host_records_are_completed_and_redacted():
+    tracer = trace.Tracer(client="workbench", secrets=["widget-secret-123"])
+    kept = tracer.add(
+        {
+            "channel": "openai",
+            "from": "widget",
+            "to": "host",
+            "kind": "request",
+            "method": "callTool",
+            "id": 3,
+            "run": "r1",
+            "message": {"name": "x", "args": {"key": "widget-secret-123"}},
+        }
+    )
+    assert kept["seq"] == 1 and kept["run"] == "r1" and kept["redacted"] is True
+    assert kept["size"] == trace.message_size({"name": "x", "args": {"key": "widget-secret-123"}})
+    trace.validate_record(kept)
+    junk = tracer.add({"channel": "nonsense", "message": "not an object", "duration_ms": -4})
+    trace.validate_record(junk)
+    buffer = io.StringIO()
+    trace.write_jsonl(tracer.records(), buffer)
+    assert buffer.getvalue() == tracer.jsonl()
+    assert list(trace.iter_jsonl(buffer.getvalue())) == tracer.records()
+
+
+def test_a_broken_trace_file_is_named_by_line(tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"seq": 1}\nnot json\n')
+    with pytest.raises(trace.TraceFormatError, match="line 2"):
+        trace.read_jsonl(bad)
+
+
+# --- appsdk call --trace against real servers ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dev_url(tmp_path_factory) -> Iterator[str]:
+    from test_dev import start_dev
+
+    project = scaffold("book-club", tmp_path_factory.mktemp("trace")).path
+    dev = start_dev(project)
+    yield dev.url
+    stop(dev.process)
+
+
+@pytest.mark.parametrize("protocol", ["auto", "2025-11-25"])
+def test_call_trace_on_the_scaffold_under_dev(dev_url, home, tmp_path: Path, protocol):
+    path = tmp_path / "call.jsonl"
+    result = appsdk(
+        "call", "list-books", "month=May", "--url", dev_url, "--protocol", protocol, "--trace", str(path), env=home
+    )
+    assert result.returncode == 0, result.stderr
+    records = checked_trace(path)
+    assert all(r["channel"] == "mcp" for r in records)
+    if protocol == "auto":
+        # 2026-07-28: a discover, then one exchange per request, no handshake.
+        assert methods(records, "request") == ["server/discover", "tools/list", "tools/call"]
+    else:
+        assert methods(records) == [
+            "initialize",
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/list",
+            "tools/call",
+            "tools/call",
+        ]
+    call = next(r for r in records if r["method"] == "tools/call" and r["kind"] == "response")
+    assert call["message"]["result"]["structuredContent"]["books"][0]["title"] == "Frankenstein"
+    assert call["duration_ms"] > 0
+
+    # The same format from read and tools (whose era probe is traffic too).
+    read_path, tools_path = tmp_path / "read.jsonl", tmp_path / "tools.jsonl"
+    read = appsdk("read", "ui://widget/book-list.html", "--url", dev_url, "--trace", str(read_path), env=home)
+    assert read.returncode == 0, read.stderr
+    assert "resources/read" in methods(checked_trace(read_path), "response")
+    tools = appsdk("tools", "--url", dev_url, "--trace", str(tools_path), env=home)
+    assert tools.returncode == 0, tools.stderr
+    tools_records = checked_trace(tools_path)
+    assert "tools/list" in methods(tools_records, "response") and "initialize" in methods(tools_records, "response")
+
+
+def test_a_bad_trace_path_is_one_line_and_exit_2(dev_url, home, tmp_path: Path):
+    for path in (tmp_path / "no" / "such" / "dir" / "t.jsonl", tmp_path):
+        result = appsdk("call", "list-books", "--url", dev_url, "--trace", str(path), env=home)
+        assert result.returncode == 2, result.stderr
+        assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert "--trace" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "no").exists()
+
+
+def test_a_failed_call_keeps_its_trace(home, tmp_path: Path):
+    path = tmp_path / "dead.jsonl"
+    port = free_port()
+    result = appsdk("call", "x", "--url", f"http://127.0.0.1:{port}/mcp", "--trace", str(path), env=home)
+    assert result.returncode == 1
+    records = checked_trace(path)
+    assert records[0]["kind"] == "request" and records[1]["kind"] == "error"
+    assert records[1]["message"] is None and "cannot reach" in records[1]["failure"]
+
+
+@pytest.fixture(scope="module")
+def eras_modern() -> Iterator[RunningServer]:
+    server = serve_fixture("eras_server.py")
+    yield server
+    stop(server.process)
+
+
+@pytest.fixture(scope="module")
+def eras_stateful() -> Iterator[RunningServer]:
+    server = serve_fixture("eras_server.py", "--stateful")
+    yield server
+    stop(server.process)
+
+
+def test_modern_questions_are_traced_round_by_round(eras_modern, home, tmp_path: Path):
+    path = tmp_path / "mrtr.jsonl"
+    answers = '{"guests": 2, "name": "Ada"}'
+    result = appsdk(
+        "call", "book-table", "restaurant=Noma", "--answers", answers, "--url", eras_modern.url, "--trace", str(path),
+        env=home,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    records = checked_trace(path)
+    calls = [r for r in records if r["method"] == "tools/call"]
+    # input_required, then the retry carrying the answers, then the result.
+    assert [r["kind"] for r in calls] == ["request", "response", "request", "response"]
+    assert calls[1]["message"]["result"]["resultType"] == "input_required"
+    assert "inputResponses" in calls[2]["message"]["params"]
+    assert calls[3]["message"]["result"]["structuredContent"]["name"] == "Ada"
+
+
+def test_handshake_elicitation_progress_and_logs_on_the_stream(eras_stateful, home, tmp_path: Path):
+    path = tmp_path / "stream.jsonl"
+    base = ("--url", eras_stateful.url, "--protocol", "2025-11-25", "--trace", str(path))
+    result = appsdk("call", "count-slowly", "steps=3", *base, env=home)
+    assert result.returncode == 0, result.stderr
+    records = checked_trace(path)
+    assert methods(records, "notification").count("notifications/progress") == 3
+    assert methods(records, "notification").count("notifications/message") == 3
+    asked = appsdk(
+        "call", "book-table", "restaurant=Noma", "--answer", "guests=2", "--answer", "name=Ada", *base, env=home
+    )
+    assert asked.returncode == 0, asked.stderr
+    records = checked_trace(path)  # rewritten, not appended
+    assert records[0]["method"] == "initialize"
+    question, answer = [r for r in records if r["method"] == "elicitation/create"]
+    assert (question["kind"], question["from"], answer["kind"], answer["from"]) == (
+        "request",
+        "server",
+        "response",
+        "appsdk",
+    )
+    assert answer["message"]["result"]["content"] == {"guests": 2, "name": "Ada", "vegan": False}
+
+
+def test_stdio_is_traced(home, tmp_path: Path):
+    path = tmp_path / "stdio.jsonl"
+    command = f'"{sys.executable}" "{FIXTURES / "eras_server.py"}" stdio'
+    result = appsdk("call", "count-slowly", "steps=2", "--stdio", command, "--trace", str(path), env=home)
+    assert result.returncode == 0, result.stderr
+    records = checked_trace(path)
+    assert "tools/call" in methods(records, "response")
+    assert methods(records, "notification").count("notifications/progress") == 2
+
+
+def everything(mode: str) -> RunningServer:
+    port = free_port()
+    return serve(["node", str(EVERYTHING), mode], port, cwd=INTEROP, env={"PORT": str(port)})
+
+
+@pytest.mark.parametrize(("mode", "path"), [("streamableHttp", "/mcp"), ("sse", "/sse")])
+def test_server_everything_progress_and_elicitation(node_clients, home, tmp_path: Path, mode, path):
+    server = everything(mode)
+    url = f"http://127.0.0.1:{server.port}{path}"
+    try:
+        slow_path, asked_path = tmp_path / "slow.jsonl", tmp_path / "asked.jsonl"
+        slow = appsdk(
+            "call", "trigger-long-running-operation", "duration=1", "steps=3", "--url", url, "--trace", str(slow_path),
+            env=home,
+        )  # fmt: skip
+        assert slow.returncode == 0, slow.stderr
+        records = checked_trace(slow_path)
+        progress = [r for r in records if r["method"] == "notifications/progress"]
+        assert [r["message"]["params"]["progress"] for r in progress] == [1, 2, 3]
+        call_request = next(r for r in records if r["method"] == "tools/call")
+        call_answer = [r for r in records if r["method"] == "tools/call"][-1]
+        # The notifications came while the call ran: after its request, before its answer.
+        assert all(call_request["seq"] < r["seq"] < call_answer["seq"] for r in progress)
+        assert call_answer["duration_ms"] >= 900
+        asked = appsdk(
+            "call", "trigger-elicitation-request", "--answer", "name=Ada", "--answer", "check=true", "--url", url,
+            "--trace", str(asked_path), env=home,
+        )  # fmt: skip
+        assert asked.returncode == 0, asked.stderr
+        question, answer = [r for r in checked_trace(asked_path) if r["method"] == "elicitation/create"]
+        assert question["from"] == "server" and answer["from"] == "appsdk" and answer["kind"] == "response"
+    finally:
+        stop(server.process)
+
+
+def test_a_token_never_lands_in_the_trace(node_clients, home, tmp_path: Path):
+    server = everything("streamableHttp")
+    token = "tok-7c1e9a2b44d0f5"
+    path = tmp_path / "token.jsonl"
+    try:
+        result = appsdk(
+            "call", "echo", f"message=my token is {token}", "--token", token, "--url",
+            f"http://127.0.0.1:{server.port}/mcp", "--trace", str(path), env=home,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    finally:
+        stop(server.process)
+    text = path.read_text()
+    assert token not in text and trace.REDACTED in text
+    echoed = [r for r in checked_trace(path) if r["method"] == "tools/call"]
+    assert all(r["redacted"] for r in echoed)

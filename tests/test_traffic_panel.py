@@ -1,0 +1,297 @@
+"""The traffic panel (appsdk_cli/workbench/static/traffic.js) in Debian's chromium, fed a real trace.
+
+The trace comes from `appsdk call --trace` against @modelcontextprotocol/server-everything: a failed
+modern probe (an HTTP 400), the handshake, progress notifications, an elicitation and its answer. A tiny
+page served by the test (not part of the product) mounts the panel and adds the trace's records.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from conftest import INTEROP, appsdk, free_port, serve, stop
+from preview_helpers import decode_png, luminance_stats
+
+from appsdk_cli import trace
+from appsdk_cli.errors import AppsdkError
+from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, find_chromium
+
+STATIC = Path(__file__).resolve().parents[1] / "appsdk_cli" / "workbench" / "static"
+EVERYTHING = INTEROP / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+
+try:
+    CHROMIUM: str | None = find_chromium()
+except AppsdkError:
+    CHROMIUM = None
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
+)
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+
+PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>traffic panel test page</title>
+<link rel="stylesheet" href="/traffic.css">
+<style>
+  html, body { margin: 0; height: 100%; }
+  body { padding: 16px; box-sizing: border-box; background: #eceef1; font-family: system-ui, sans-serif; }
+  html[data-theme="dark"] body { background: #0e0f11; }
+  #panel { height: 100%; }
+</style>
+</head>
+<body>
+<div id="panel"></div>
+<script type="module">
+  import { createTrafficPanel } from "/traffic.js";
+  const theme = new URLSearchParams(location.search).get("theme") || "light";
+  document.documentElement.dataset.theme = theme;
+  window.panel = createTrafficPanel(document.getElementById("panel"), { filename: "trace.jsonl" });
+  const text = await (await fetch("/trace.jsonl")).text();
+  for (const line of text.split("\\n")) if (line) window.panel.add(JSON.parse(line));
+  window.loaded = true;
+</script>
+</body>
+</html>
+"""
+
+
+class PanelPage:
+    """Serves the page, the panel's two files, and one trace."""
+
+    def __init__(self, trace_text: str) -> None:
+        files = {
+            "/": (PAGE.encode(), "text/html; charset=utf-8"),
+            "/traffic.js": ((STATIC / "traffic.js").read_bytes(), "text/javascript"),
+            "/traffic.css": ((STATIC / "traffic.css").read_bytes(), "text/css"),
+            "/trace.jsonl": (trace_text.encode(), "application/x-ndjson"),
+        }
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body, kind = files.get(self.path.split("?")[0], (b"not found", "text/plain"))
+                self.send_response(200 if self.path.split("?")[0] in files else 404)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def real_trace(node_clients, tmp_path_factory) -> str:
+    """JSON lines from two real `appsdk call --trace` runs against server-everything."""
+    folder = tmp_path_factory.mktemp("panel")
+    home = {"APPSDK_HOME": str(folder / "home")}
+    port = free_port()
+    server = serve(["node", str(EVERYTHING), "streamableHttp"], port, cwd=INTEROP, env={"PORT": str(port)})
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        slow, asked = folder / "slow.jsonl", folder / "asked.jsonl"
+        first = appsdk(
+            "call", "trigger-long-running-operation", "duration=1", "steps=3", "--url", url, "--trace", str(slow),
+            env=home,
+        )  # fmt: skip
+        second = appsdk(
+            "call", "trigger-elicitation-request", "--answer", "name=<img src=x onerror=window.pwned=1>",
+            "--answer", "check=true", "--url", url, "--trace", str(asked), env=home,
+        )  # fmt: skip
+        assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    finally:
+        stop(server.process)
+    return slow.read_text(encoding="utf-8") + asked.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page_server(real_trace) -> Iterator[PanelPage]:
+    server = PanelPage(real_trace)
+    yield server
+    server.close()
+
+
+def open_panel(browser, page_server: PanelPage, theme: str = "light", size=(1100, 720)):
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, accept_downloads=True)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{page_server.url}?theme={theme}")
+    page.wait_for_function("window.loaded === true")
+    return context, page, errors
+
+
+def visible_methods(page) -> list[str]:
+    script = """rows => rows.sort((a, b) => a.dataset.index - b.dataset.index)
+        .map(r => r.querySelector('.traffic-method-name').textContent)"""
+    return page.eval_on_selector_all(".traffic-sizer .traffic-row", script)
+
+
+def test_rows_filter_viewer_pairing_and_export(browser, page_server, real_trace, tmp_path: Path):
+    records = list(trace.iter_jsonl(real_trace))
+    context, page, errors = open_panel(browser, page_server)
+    try:
+        # Every record is a row, in order, and the toolbar counts them per channel.
+        page.wait_for_function(f"document.querySelectorAll('.traffic-sizer .traffic-row').length === {len(records)}")
+        assert visible_methods(page) == [r["method"] or "(unknown)" for r in records]
+        assert page.text_content(".traffic-count") == f"{len(records)} messages"
+        assert page.text_content(".traffic-toggle[data-channel=mcp] .traffic-toggle-count") == str(len(records))
+        # The failed 2026-07-28 probe (HTTP 400) is marked as an error.
+        assert page.locator(".traffic-row.is-error").count() >= 1
+        first_error = page.locator(".traffic-row.is-error").first
+        assert "server/discover" in first_error.text_content()
+
+        # The text filter narrows to the progress notifications; "hide notifications" then hides them all.
+        page.fill(".traffic-search", "notifications/progress")
+        page.wait_for_function("document.querySelectorAll('.traffic-sizer .traffic-row').length === 3")
+        assert page.text_content(".traffic-count") == f"3 of {len(records)}"
+        page.check(".traffic-hide input")
+        page.wait_for_function("document.querySelectorAll('.traffic-sizer .traffic-row').length === 0")
+        assert page.is_visible("text=Nothing matches the filter.")
+        page.uncheck(".traffic-hide input")
+        page.fill(".traffic-search", "")
+        # Switching the mcp channel off leaves nothing (this trace is all mcp); on again, all is back.
+        page.click(".traffic-toggle[data-channel=mcp]")
+        page.wait_for_function("document.querySelectorAll('.traffic-sizer .traffic-row').length === 0")
+        page.click(".traffic-toggle[data-channel=mcp]")
+        page.wait_for_function(f"document.querySelectorAll('.traffic-sizer .traffic-row').length === {len(records)}")
+
+        # Clicking the long-running call's answer opens the JSON viewer on its message.
+        answer_index = next(i for i, r in enumerate(records) if r["method"] == "tools/call" and r["kind"] == "response")
+        page.click(f".traffic-row[data-index='{answer_index}']")
+        assert page.is_visible(".traffic-detail")
+        viewer = page.text_content(".traffic-json")
+        assert "Long running operation completed" in viewer and '"content"' in viewer
+        assert page.text_content(".traffic-detail-method") == "tools/call"
+        # Its partner, the request, is marked in the timeline; the button goes there and back.
+        request_index = max(
+            i for i, r in enumerate(records[:answer_index]) if r["method"] == "tools/call" and r["kind"] == "request"
+        )
+        assert page.get_attribute(f".traffic-row[data-index='{request_index}']", "class").count("is-partner") == 1
+        page.click(".traffic-partner")
+        assert page.get_attribute(f".traffic-row[data-index='{request_index}']", "aria-selected") == "true"
+        assert '"trigger-long-running-operation"' in page.text_content(".traffic-json")
+        page.click(".traffic-partner")
+        assert page.get_attribute(f".traffic-row[data-index='{answer_index}']", "aria-selected") == "true"
+        # The keyboard moves the selection in the focused timeline; Escape closes the viewer.
+        page.focus(".traffic-viewport")
+        page.keyboard.press("ArrowUp")
+        assert page.get_attribute(f".traffic-row[data-index='{answer_index - 1}']", "aria-selected") == "true"
+        page.keyboard.press("Escape")
+        assert not page.is_visible(".traffic-detail")
+
+        # The elicitation answer carries markup from the command line: shown as text, never run.
+        answer = next(
+            i for i, r in enumerate(records) if r["method"] == "elicitation/create" and r["kind"] == "response"
+        )
+        page.click(f".traffic-row[data-index='{answer}']")
+        assert "<img src=x onerror=window.pwned=1>" in page.text_content(".traffic-json")
+        assert page.locator(".traffic-panel img").count() == 0
+        assert page.evaluate("window.pwned") is None
+
+        # Export: the download is exportJsonLines(), which parses back to the records, byte for byte the file.
+        with page.expect_download() as download_info:
+            page.click("text=Export")
+        download = download_info.value
+        assert download.suggested_filename == "trace.jsonl"
+        saved = tmp_path / "exported.jsonl"
+        download.save_as(saved)
+        exported = saved.read_text(encoding="utf-8")
+        assert exported == page.evaluate("window.panel.exportJsonLines()")
+        assert list(trace.iter_jsonl(exported)) == records
+        assert exported == real_trace
+        assert page.evaluate("window.panel.records().length") == len(records)
+
+        page.click("text=Clear")
+        page.wait_for_function("document.querySelectorAll('.traffic-sizer .traffic-row').length === 0")
+        assert page.evaluate("window.panel.exportJsonLines()") == "" and page.is_visible("text=No traffic yet.")
+        assert errors == []
+    finally:
+        context.close()
+
+
+def test_five_thousand_records_stay_few_rows_in_the_page(browser, page_server):
+    context, page, errors = open_panel(browser, page_server)
+    try:
+        figures = page.evaluate(
+            """async () => {
+                const base = window.panel.records();
+                const copies = [];
+                for (let i = 0; i < 5000; i++) {
+                    const r = structuredClone(base[i % base.length]);
+                    r.seq = i + 1;
+                    copies.push(r);
+                }
+                window.panel.clear();
+                const started = performance.now();
+                for (const r of copies) window.panel.add(r);
+                await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+                const rows = document.querySelectorAll('.traffic-sizer .traffic-row').length;
+                return { ms: performance.now() - started, rows };
+            }"""
+        )
+        # Drawn incrementally: only the rows in view (and a margin) exist, whatever the count.
+        assert 10 < figures["rows"] < 120, figures
+        assert page.text_content(".traffic-count") == "5,000 messages"
+        # It follows the newest record; scrolling to the top draws the first rows instead.
+        last = page.eval_on_selector_all(
+            ".traffic-sizer .traffic-row", "rows => Math.max(...rows.map(r => +r.dataset.index))"
+        )
+        assert last == 4999
+        page.eval_on_selector(".traffic-viewport", "v => { v.scrollTop = 0; }")
+        page.wait_for_function("document.querySelector(\".traffic-row[data-index='0']\") !== null")
+        page.fill(".traffic-search", "elicitation/create")
+        page.wait_for_function("document.querySelector('.traffic-count').textContent.includes(' of ')")
+        count = page.text_content(".traffic-count")
+        assert count.endswith("of 5,000") and int(count.split(" ")[0].replace(",", "")) > 0
+        print(f"\n5,000 records added and drawn in {figures['ms']:.0f} ms ({figures['rows']} rows in the page)")
+        assert errors == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_screenshots_follow_the_theme(browser, page_server, real_trace, tmp_path: Path, theme):
+    records = list(trace.iter_jsonl(real_trace))
+    context, page, errors = open_panel(browser, page_server, theme)
+    try:
+        answer = next(i for i, r in enumerate(records) if r["method"] == "tools/call" and r["kind"] == "response")
+        page.click(f".traffic-row[data-index='{answer}']")
+        page.eval_on_selector(".traffic-viewport", "v => { v.scrollTop = 0; }")
+        page.wait_for_function("document.querySelector(\".traffic-row[data-index='0']\") !== null")
+        folder = Path(os.environ.get("APPSDK_TEST_SCREENSHOTS", tmp_path))
+        folder.mkdir(parents=True, exist_ok=True)
+        shot = page.screenshot(path=str(folder / f"traffic-{theme}.png"))
+        _, _, rows = decode_png(shot)
+        mean, variance, colours = luminance_stats(rows)
+        assert colours > 20 and variance > 0
+        assert (mean > 170) if theme == "light" else (mean < 80), mean
+        background = page.eval_on_selector(
+            ".traffic-viewport", "v => getComputedStyle(v.parentElement).backgroundColor"
+        )
+        assert background == ("rgb(255, 255, 255)" if theme == "light" else "rgb(23, 24, 27)")
+        assert errors == []
+    finally:
+        context.close()
