@@ -386,7 +386,7 @@ def test_embed_mode_shows_only_the_widget_of_the_run_it_names(open_host):
     for chrome in ("#bar", "#panel", "#request"):
         assert not host.page.locator(chrome).is_visible()
     assert host.page.locator("#widget").is_visible()
-    assert host.page.locator("#widget").bounding_box()["x"] == 0
+    assert host.page.locator("#widget").bounding_box()["x"] <= 1
     # Every request named the run: the widget got that run's call, and its traffic says which run it is.
     host.page.frame_locator("#widget").locator("#city", has_text="Tromsø").wait_for()
     assert "run=r1" in host.widget().url
