@@ -394,3 +394,34 @@ def test_embed_mode_shows_only_the_widget_of_the_run_it_names(open_host):
     host.probe("window.probe.saveState({in: 'r1'})")
     assert host.server.widget_state("r1") == {"in": "r1"} and host.server.widget_state() is None
     host.close()
+
+
+def test_commands_change_the_live_view_and_events_follow(open_host):
+    host = open_host(profile="mcp-apps")
+    host.page.wait_for_function("() => appsdkPreview.settled")
+    host.host(
+        "(window.got = {'display-mode': [], size: [], settled: []},"
+        " Object.keys(window.got).forEach((t) => appsdkPreview.on(t, (e) => window.got[t].push(e))))"
+    )
+    assert host.host("window.got.settled.length") == 1  # the latest state, replayed
+    assert host.host("window.got.size.at(-1).height") == host.page.locator("#widget").bounding_box()["height"]
+    assert host.host("appsdkPreview.setTimeZone('Asia/Tokyo')") == {"timeZone": "Asia/Tokyo"}
+    assert "unknown time zone" in host.host("appsdkPreview.setTimeZone('Mars/Base').then(() => '', (e) => e.message)")
+    host.host("appsdkPreview.setTheme('dark')")
+    host.host("appsdkPreview.setLocale('nb-NO')")
+    host.host("appsdkPreview.setDisplayMode('fullscreen')")
+    host.widget().wait_for_function("() => window.probe.events.filter((e) => e.type === 'context').length >= 4")
+    context_keys = [e["keys"] for e in host.events("context")]
+    assert ["timeZone"] in context_keys and ["styles", "theme"] in context_keys and ["locale"] in context_keys
+    assert host.host("window.got['display-mode'].at(-1)") == {"mode": "fullscreen"}
+    # A re-run's result goes into the live view as another tool-result; tool-input is not repeated.
+    fresh = {
+        "structuredContent": {"city": "Oslo", "greeting": "Hello again"},
+        "content": [{"type": "text", "text": "again"}],
+    }
+    host.host("appsdkPreview.sendResult(arg)", fresh)
+    host.wait_event("result", 2)
+    assert host.events("result")[-1]["structuredContent"] == fresh["structuredContent"]
+    assert len(host.events("input")) == 1
+    seen = coverage(host.close())
+    assert seen[("notification", "ui/notifications/tool-result")] == 2
