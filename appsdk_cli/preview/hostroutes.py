@@ -30,26 +30,24 @@ if TYPE_CHECKING:
 def _tool_definition(session: PreviewSession, name: str) -> dict[str, Any] | None:
     if session.tool_definition.get("name") == name:
         return session.tool_definition
-    return next((t for t in getattr(session, "tools", []) if isinstance(t, dict) and t.get("name") == name), None)
+    return next((t for t in session.tools if t.get("name") == name), None)
 
 
 def call_arguments(
-    server: PreviewServer, name: str, arguments: dict[str, Any], session: PreviewSession | None = None
+    server: PreviewServer, session: PreviewSession, name: str, arguments: dict[str, Any]
 ) -> dict[str, Any]:
-    """A widget's call arguments as the server gets them: fileParams as file objects (ValueError: one line).
-    `session`: the run the call belongs to (default: the single session of `appsdk preview TOOL`)."""
-    definition = _tool_definition(session or server.preview, name)
-    return files.file_arguments(definition, arguments, server.files, server.host_origin)
+    """A widget's call arguments as the server gets them: fileParams as file objects (ValueError: one line)."""
+    return files.file_arguments(_tool_definition(session, name), arguments, server.files, server.host_origin)
 
 
-def rerun(server: PreviewServer, run_id: str = "") -> dict[str, Any]:
+def rerun(server: PreviewServer, run_id: str) -> dict[str, Any]:
     """Call the previewed tool again with the same arguments (a fresh session: the server may have reloaded);
     the new result replaces the old, so the reloaded widget shows what the tool returns now."""
     from appsdk_cli.appmeta import without_tool_crash
     from appsdk_cli.remote import session as mcp_session
 
     preview = server.run(run_id).session
-    arguments = call_arguments(server, preview.tool.name, preview.arguments, preview)
+    arguments = call_arguments(server, preview, preview.tool.name, preview.arguments)
     with mcp_session(preview.target) as client:
         result = without_tool_crash(client.call_tool(preview.tool.name, arguments))
     preview.result = result
@@ -67,7 +65,7 @@ def widget_extras(server: PreviewServer, query: dict[str, str], config: dict[str
     return profiles.widget_csp(csp, query, files.files_source(server.host_origin))
 
 
-def handle_get(handler: Any, path: str) -> bool:
+def handle_get(handler: Any, path: str, query: dict[str, str]) -> bool:
     """Serve one of the host API's GET routes; False when `path` is not one of them."""
     server: PreviewServer = handler.server.preview
     if path == "/api/profiles":
@@ -95,7 +93,7 @@ def handle_get(handler: Any, path: str) -> bool:
     return False
 
 
-def handle_post(handler: Any, path: str, body: dict[str, Any]) -> bool:
+def handle_post(handler: Any, path: str, query: dict[str, str], body: dict[str, Any]) -> bool:
     """Answer one of the host API's POST routes; False when `path` is not one of them."""
     server: PreviewServer = handler.server.preview
     if path == "/api/files":
@@ -117,10 +115,12 @@ def handle_post(handler: Any, path: str, body: dict[str, Any]) -> bool:
         handler._json(HTTPStatus.OK, {"downloadUrl": files.download_url(server.host_origin, stored.file_id)})
         return True
     if path == "/api/rerun":
+        from appsdk_cli.preview.server import UnknownRun
+
         try:
-            result = rerun(server, handler._query().get("run", ""))
-        except KeyError:
-            handler._json(HTTPStatus.NOT_FOUND, {"error": {"message": "no such run"}})
+            result = rerun(server, query.get("run", ""))
+        except UnknownRun:
+            handler._json(HTTPStatus.NOT_FOUND, {"error": {"message": f"no run {query.get('run')!r} here"}})
             return True
         except ValueError as problem:
             handler._json(HTTPStatus.BAD_REQUEST, {"error": {"message": str(problem)}})

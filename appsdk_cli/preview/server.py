@@ -409,7 +409,7 @@ class _HostHandler(_Handler):
                 return self._json(HTTPStatus.OK, preview.session_json(query.get("run", DEFAULT_RUN)))
             except UnknownRun:
                 return self._unknown_run(query.get("run", DEFAULT_RUN))
-        if hostroutes.handle_get(self, path):
+        if hostroutes.handle_get(self, path, query):
             return None
         if path == "/favicon.ico":
             return self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
@@ -449,7 +449,7 @@ class _HostHandler(_Handler):
         query = self._query()
         if preview.routes is not None and preview.routes(self, path, query, body):
             return None
-        if hostroutes.handle_post(self, path, body):
+        if hostroutes.handle_post(self, path, query, body):
             return None
         # The run: in the query string (host.js adds its own), or in the body.
         run_id = query.get("run") or (body.get("run") if isinstance(body.get("run"), str) else DEFAULT_RUN)
@@ -484,7 +484,7 @@ class _HostHandler(_Handler):
             bridges = " or ".join(repr(b.value) for b in Bridge)
             return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": f"bridge must be {bridges}"}})
         try:
-            arguments = hostroutes.call_arguments(self.server.preview, name, arguments, run.session)
+            arguments = hostroutes.call_arguments(self.server.preview, run.session, name, arguments)
         except ValueError as problem:
             return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": str(problem)}})
         try:

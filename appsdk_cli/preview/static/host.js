@@ -232,7 +232,8 @@ const modesOffered = () => profile().displayModes;
 // ---- geometry ------------------------------------------------------------------------------------
 
 function maxHeight() {
-  if (state.displayMode === "fullscreen") return Math.max(200, $("stage").clientHeight || window.innerHeight);
+  // Fullscreen: what the frame gets of the window (the exit control's row is the host's).
+  if (state.displayMode === "fullscreen") return Math.max(200, (frame && frame.clientHeight) || window.innerHeight);
   return MAX_HEIGHT[state.displayMode];
 }
 
