@@ -25,6 +25,7 @@ The standard library only: `appsdk call` imports this on its fast path.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import re
 import threading
@@ -124,10 +125,18 @@ def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _utf8_line(value: Any) -> bytes:
+    try:
+        return compact(value).encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (a server may send "\ud800"): escaped, as JSON.stringify does it.
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
+
+
 def message_size(message: Any) -> int:
     try:
-        return len(compact(message).encode("utf-8"))
-    except (TypeError, ValueError):
+        return len(_utf8_line(message))
+    except (TypeError, ValueError, RecursionError):
         return 0
 
 
@@ -154,7 +163,7 @@ def validate_record(record: Any) -> None:
 
 
 def dumps_record(record: dict[str, Any]) -> str:
-    return compact(record)
+    return _utf8_line(record).decode("utf-8")
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], target: IO[str]) -> None:
@@ -257,6 +266,8 @@ class Tracer:
         self._pending: OrderedDict[tuple[str, str, str], tuple[str | None, float]] = OrderedDict()
         self._secrets: set[str] = {s for s in secrets if s}
         self._seq = 0
+        self._hooks = itertools.count(1)
+        self._default_hook = McpHook(self)
         self._sink: IO[str] | None = None
         self._owns_sink = False
         self.sink_error: str | None = None
@@ -316,16 +327,18 @@ class Tracer:
     # --- recording
 
     def __call__(self, direction: str, message: Any) -> None:
-        self.hook()(direction, message)
+        self._default_hook(direction, message)
 
     def failed(self, message: Any, problem: BaseException) -> None:
-        self.hook().failed(message, problem)
+        self._default_hook.failed(message, problem)
 
     def hook(self, run: str | None = None) -> McpHook:
-        return McpHook(self, run)
+        """A hook for one more client: its answers pair with its own requests only (ids restart per client)."""
+        return McpHook(self, run, pairing=f"client-{next(self._hooks)}")
 
     def for_run(self, run: str) -> McpHook:
-        return McpHook(self, run)
+        """The hook for the client of one workbench run: its records carry `run`."""
+        return self.hook(run)
 
     def message(
         self,
@@ -336,8 +349,11 @@ class Tracer:
         *,
         run: str | None = None,
         status: int | None = None,
+        pairing: str | None = None,
     ) -> dict[str, Any]:
-        """Record one message from `sender` to `receiver`; pairs answers with their requests by id."""
+        """Record one message from `sender` to `receiver`; pairs answers with their requests by id, among
+        the messages of the same `pairing` (one client's; default: the same run)."""
+        pairing = pairing if pairing is not None else run
         clock = time.monotonic()
         kind = kind_of(message)
         msg_id = message.get("id") if isinstance(message, dict) else None
@@ -357,10 +373,10 @@ class Tracer:
         }
         with self._lock:
             if kind == "request" and msg_id is not None:
-                self._remember(channel, sender, run, msg_id, method, clock)
+                self._remember(channel, sender, pairing, msg_id, method, clock)
             elif kind in ("response", "error") and msg_id is not None:
                 # The answer's request went the other way: it was sent by this answer's receiver.
-                asked = self._pending.pop(self._key(channel, receiver, run, msg_id), None)
+                asked = self._pending.pop(self._key(channel, receiver, pairing, msg_id), None)
                 record["method"] = asked[0] if asked else method
                 record["duration_ms"] = _milliseconds(clock - asked[1]) if asked else None
             elif kind in ("response", "error"):
@@ -383,10 +399,12 @@ class Tracer:
         status: int | None = None,
         run: str | None = None,
         body: dict[str, Any] | None = None,
+        pairing: str | None = None,
     ) -> dict[str, Any]:
         """The client's `request` failed: no answer (unreachable, timed out) or an HTTP error, whose JSON-RPC
         error `body` is the record's message when there was one. Paired with the request by its id."""
         clock = time.monotonic()
+        pairing = pairing if pairing is not None else run
         msg_id = request.get("id") if isinstance(request.get("id"), str | int) else None
         method = request.get("method") if isinstance(request.get("method"), str) else None
         record: dict[str, Any] = {
@@ -402,7 +420,8 @@ class Tracer:
             "duration_ms": None,
         }
         with self._lock:
-            asked = self._pending.pop(self._key("mcp", self.client, run, msg_id), None) if msg_id is not None else None
+            key = self._key("mcp", self.client, pairing, msg_id) if msg_id is not None else None
+            asked = self._pending.pop(key, None) if key is not None else None
             if asked:
                 record["duration_ms"] = _milliseconds(clock - asked[1])
             if run is not None:
@@ -450,13 +469,13 @@ class Tracer:
     # --- internals
 
     @staticmethod
-    def _key(channel: str, asker: str, run: str | None, msg_id: str | int) -> tuple[str, str, str]:
-        return (f"{channel}/{run or ''}", asker, json.dumps(msg_id))
+    def _key(channel: str, asker: str, pairing: str | None, msg_id: str | int) -> tuple[str, str, str]:
+        return (f"{channel}/{pairing or ''}", asker, json.dumps(msg_id))
 
     def _remember(
-        self, channel: str, asker: str, run: str | None, msg_id: str | int, method: str | None, clock: float
+        self, channel: str, asker: str, pairing: str | None, msg_id: str | int, method: str | None, clock: float
     ) -> None:
-        key = self._key(channel, asker, run, msg_id)
+        key = self._key(channel, asker, pairing, msg_id)
         self._pending.pop(key, None)
         self._pending[key] = (method, clock)
         while len(self._pending) > PENDING_LIMIT:
@@ -471,7 +490,7 @@ class Tracer:
             try:
                 self._sink.write(dumps_record(record) + "\n")
                 self._sink.flush()  # a crashed or killed run keeps every line written so far
-            except (OSError, ValueError) as problem:
+            except (OSError, ValueError, RecursionError) as problem:
                 self.sink_error = getattr(problem, "strerror", None) or str(problem)
                 self._sink = None
         for subscriber in list(self._subscribers):
@@ -482,16 +501,17 @@ class Tracer:
 
 
 class McpHook:
-    """The MCP client's trace hook for one tracer (and one workbench run): `hook(direction, message)`."""
+    """One MCP client's trace hook, `hook(direction, message)`: pass one to one client (Tracer.hook)."""
 
-    def __init__(self, tracer: Tracer, run: str | None = None) -> None:
+    def __init__(self, tracer: Tracer, run: str | None = None, *, pairing: str = "client-0") -> None:
         self.tracer = tracer
         self.run = run
+        self.pairing = pairing
 
     def __call__(self, direction: str, message: Any) -> None:
         client = self.tracer.client
         sender, receiver = (client, "server") if direction == "send" else ("server", client)
-        self.tracer.message("mcp", sender, receiver, message, run=self.run)
+        self.tracer.message("mcp", sender, receiver, message, run=self.run, pairing=self.pairing)
 
     def failed(self, message: Any, problem: BaseException) -> None:
         """`message` got no JSON-RPC answer, or its answer came as an HTTP error (status and body kept)."""
@@ -501,7 +521,7 @@ class McpHook:
         status = status if isinstance(status, int) else None
         body = _body_answer(getattr(problem, "detail", None))
         why = getattr(problem, "message", None) or str(problem) or type(problem).__name__
-        self.tracer.failure(message, str(why), status=status, run=self.run, body=body)
+        self.tracer.failure(message, str(why), status=status, run=self.run, body=body, pairing=self.pairing)
 
 
 def _body_answer(detail: Any) -> dict[str, Any] | None:
@@ -519,11 +539,13 @@ def open_trace_file(path: str | Path) -> IO[str]:
     """Open (truncate) a trace file for writing, or say in one line why not (exit 2)."""
     target = Path(path)
     if target.is_dir():
-        raise TraceFileError(f"--trace {path}: is a directory; give a file name, e.g. {target / 'trace.jsonl'}")
+        raise TraceFileError(f"--trace {path}: is a folder; give a file name, e.g. {target / 'trace.jsonl'}")
+    if not target.parent.is_dir():
+        raise TraceFileError(f"--trace {path}: the folder {target.parent} does not exist; create it or pick another")
     try:
         return target.open("w", encoding="utf-8")
     except OSError as problem:
         reason = problem.strerror or str(problem)
         raise TraceFileError(
-            f"--trace {path}: cannot write there ({reason}); give a file in a writable folder"
+            f"--trace {path}: cannot write it ({reason}); pick a file in a folder you can write"
         ) from None

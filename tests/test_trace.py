@@ -97,6 +97,18 @@ def test_records_pair_time_and_measure_messages():
     assert tracer.records()[-1]["duration_ms"] is None and tracer.records()[-1]["method"] is None
 
 
+def test_two_clients_on_one_tracer_pair_their_own_ids():
+    tracer = trace.Tracer(client="workbench")
+    listing, calling = tracer.hook(), tracer.hook()
+    calling("send", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow"}})
+    listing("send", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    listing("receive", {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}})
+    calling("receive", {"jsonrpc": "2.0", "id": 1, "result": {"content": []}})
+    answers = [r for r in tracer.records() if r["kind"] == "response"]
+    assert [r["method"] for r in answers] == ["tools/list", "tools/call"]
+    assert all(r["from"] == "server" and r["to"] == "workbench" for r in answers)
+
+
 def test_the_schema_refuses_what_is_not_a_record():
     good = {
         "time": "2026-12-01T12:00:00.123Z",
@@ -412,3 +424,15 @@ def test_a_token_never_lands_in_the_trace(node_clients, home, tmp_path: Path):
     assert token not in text and trace.REDACTED in text
     echoed = [r for r in checked_trace(path) if r["method"] == "tools/call"]
     assert all(r["redacted"] for r in echoed)
+
+
+def test_text_utf8_cannot_carry_is_escaped_not_lost(tmp_path: Path):
+    sink = tmp_path / "trace.jsonl"
+    with trace.Tracer(sink=sink) as tracer:
+        # A lone surrogate is valid JSON text but not UTF-8: the line is escaped instead of dropping the file.
+        tracer("receive", json.loads('{"jsonrpc": "2.0", "id": 1, "result": {"text": "\\ud800 é"}}'))
+        tracer("receive", {"jsonrpc": "2.0", "id": 2, "result": {"text": "é"}})
+    assert tracer.sink_error is None
+    first, second = trace.read_jsonl(sink)
+    assert first["message"]["result"]["text"] == "\ud800 é" and second["message"]["result"]["text"] == "é"
+    assert '"é"' in sink.read_text(encoding="utf-8").splitlines()[1]
