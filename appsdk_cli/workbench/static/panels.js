@@ -226,9 +226,14 @@ export function createPanels({ onApplyState, onReadState }) {
       if (stateRun.value === source.run) showState(source.run);
     },
     csp(item, source) {
-      const text = item.message || `${item.directive || "a directive"} blocked ${item.blockedURI || "an inline resource"}${item.sourceFile ? ` (${item.sourceFile}:${item.line})` : ""}`;
-      append($("csp-entries"), entry({ what: item.directive || "CSP", where: where(source), text, level: "error" }));
-      counts.csp += 1;
+      // Libraries probe for eval and fall back when it is refused (zod does): worth a line, not an alarm.
+      const probe = item.blockedURI === "eval";
+      const where_ = item.sourceFile ? ` (${item.sourceFile}:${item.line})` : "";
+      const text = item.message || (probe
+        ? `eval refused by ${item.directive || "script-src"}${where_}; fine if the widget only probes for it`
+        : `${item.directive || "a directive"} blocked ${item.blockedURI || "an inline resource"}${where_}`);
+      append($("csp-entries"), entry({ what: item.directive || "CSP", where: where(source), text, level: probe ? "info" : "error" }));
+      if (!probe) counts.csp += 1;
       count("count-csp", counts.csp, true);
     },
     setRuns(list) {
