@@ -4,17 +4,24 @@ preview server underneath, cancel, argument checks, and the origin rules. Agains
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import os
+import re
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from conftest import FIXTURES, RunningServer, free_port, serve, stop
 
 from appsdk_cli.remote import Target
+from appsdk_cli.scaffold import scaffold
 from appsdk_cli.workbench import Workbench
 from appsdk_cli.workbench.server import argument_problems
 
@@ -193,3 +200,66 @@ def wait_done(bench: Workbench, run_id: str, *, status: str = "done", calls: int
             return run
         time.sleep(0.02)
     raise AssertionError(f"run {run_id} never finished")
+
+
+def _listening_inode(port: int) -> str | None:
+    """The socket inode listening on 127.0.0.1:port (from /proc/net/tcp), or None."""
+    wanted = f"0100007F:{port:04X}"
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[1] == wanted and fields[3] == "0A":  # 0A: LISTEN
+            return fields[9]
+    return None
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found |= {int(child) for child in (task / "children").read_text().split()}
+    return found
+
+
+def _holds(pid: int, inode: str) -> bool:
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            if os.readlink(fd) == f"socket:[{inode}]":
+                return True
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc to read sockets")
+def test_dev_workers_do_not_hold_the_workbench_socket(tmp_path: Path) -> None:
+    """The workbench lives in the dev supervisor, which forks a worker per reload: the workers must not
+    inherit its listening socket (a worker outliving a reload would keep the port)."""
+    project = scaffold("book-club", tmp_path).path
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", "dev", "--port", str(free_port())],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+    )
+    try:
+        port = None
+        for _ in range(40):
+            found = re.search(r"Workbench\s+http://127\.0\.0\.1:(\d+)/", process.stdout.readline())
+            if found:
+                port = int(found.group(1))
+                break
+        assert port, "appsdk dev printed no workbench URL"
+        inode = _listening_inode(port)
+        assert inode is not None
+        deadline = time.monotonic() + 20
+        while not _children(process.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers = _children(process.pid)
+        assert workers, "no worker"
+        assert _holds(process.pid, inode)
+        assert not any(_holds(worker, inode) for worker in workers)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=20)
+    assert process.returncode == 0
+    assert _listening_inode(port) is None  # the port is free again
