@@ -155,6 +155,15 @@ def test_cancel_drops_a_call_in_flight(bench: Workbench) -> None:
     assert bench.get_run(run.id).status == "cancelled"
 
 
+def test_clear_forgets_the_runs_and_their_host_sessions(bench: Workbench) -> None:
+    done = bench.start_run("plan-trip", {"city": "Oslo", "nights": 1})
+    wait_done(bench, done.id)
+    flying = bench.start_run("slow", {"seconds": 30})
+    assert request(bench, "POST", "/api/runs/clear", {})[0] == 200
+    assert bench.runs() == [] and flying.status == "cancelled"
+    assert request(bench, "GET", f"/api/session?run={done.id}")[0] == 404
+
+
 def test_only_the_page_may_start_runs(bench: Workbench) -> None:
     body = {"tool": "plan-trip", "arguments": {"city": "Oslo", "nights": 1}}
     assert request(bench, "POST", "/api/runs", body, origin="http://evil.example")[0] == 403

@@ -328,6 +328,15 @@ class Workbench:
         self._finish(run, "cancelled", error="cancelled from the workbench before the server answered")
         return run
 
+    def clear_runs(self) -> None:
+        """Forget every finished run (and its host-page session); runs still in flight are cancelled."""
+        for run in self.runs():
+            if run.status == "running":
+                self.cancel(run.id)
+            with self._lock:
+                self._runs.pop(run.id, None)
+            self.host.drop_run(run.id)
+
     def _abort(self, run: WorkbenchRun) -> None:
         client = run.client
         if client is not None:
@@ -557,6 +566,10 @@ class Workbench:
                 handler._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "send {tool: string, arguments: object}"}})
                 return True
             handler._json(HTTPStatus.ACCEPTED, {"run": self.start_run(tool, arguments, locale=locale).as_json()})
+            return True
+        if path == "/api/runs/clear":
+            self.clear_runs()
+            handler._json(HTTPStatus.OK, {})
             return True
         if path in ("/api/runs/rerun", "/api/runs/cancel"):
             run_id = body.get("run")

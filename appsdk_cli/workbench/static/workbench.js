@@ -415,6 +415,7 @@ async function clearRuns() {
   for (const run of page.runs.values()) for (const frame of run.frames) await frame.teardown();
   for (const run of page.runs.values()) run.element.remove();
   page.runs.clear();
+  await api("/api/runs/clear", {}).catch(() => {});
   $("runs-empty").hidden = false;
   panels.setRuns([]);
 }
