@@ -89,10 +89,20 @@ def conformance_server() -> Iterator[str]:
     stop(process)
 
 
-def test_appsdk_preview_passes_the_standards_host_conformance_suite(conformance_server, tmp_path: Path):
+# ChatGPT (as probed) reports a fixed 400 px container height, so the suite finds its flexible-mode resize
+# check not applicable there (INFO): that is the probed host, not a fault of the preview.
+FIXED_HEIGHT = {"chatgpt": {"dimensions/listen-size-changed"}}
+
+
+@pytest.mark.parametrize("profile", ["chatgpt", "mcp-apps", "claude"])
+def test_appsdk_preview_passes_the_standards_host_conformance_suite(conformance_server, tmp_path: Path, profile):
+    # The runner starts $APPSDK itself; a wrapper adds the profile to its command line.
+    appsdk = tmp_path / "appsdk"
+    appsdk.write_text(f'#!/bin/sh\nexec "{APPSDK}" "$@" --profile {profile}\n')
+    appsdk.chmod(0o755)
     run = subprocess.run(
         [sys.executable, str(SUITE / "run-against-host.py"), conformance_server, "--operate", "--out", str(tmp_path)],
-        env={**os.environ, "APPSDK": str(APPSDK)},
+        env={**os.environ, "APPSDK": str(appsdk)},
         capture_output=True,
         text=True,
         timeout=300,
@@ -106,8 +116,11 @@ def test_appsdk_preview_passes_the_standards_host_conformance_suite(conformance_
             status[found.group(2)] = found.group(1)
     print(report)  # the full PASS/FAIL list, in the test's output
     assert "(connect)" not in status, report  # the suite's App accepted our ui/initialize answer
-    failed = {check: st for check, st in status.items() if check in AUTOMATIC and st != "PASS"}
+    not_applicable = FIXED_HEIGHT.get(profile, set())
+    failed = {c: st for c, st in status.items() if c in AUTOMATIC and st != "PASS" and c not in not_applicable}
     assert not failed, report
+    for check in not_applicable:
+        assert status.get(check) == "INFO" and "fixed height" in report, report
     assert status.get("lifecycle/tool-input-partial") == "INFO", report  # optional; we do not stream partials
     for check in NEEDS_INTERNET:
         assert status.get(check) in ("PASS", "FAIL"), report

@@ -50,6 +50,9 @@ def test_wheel_carries_the_scaffolds(tmp_path: Path):
     # The preview's host page and widget bootstrap are package data: `appsdk preview` needs them installed.
     for static in ("host.html", "host.js", "host.css", "bootstrap.js"):
         assert f"appsdk_cli/preview/static/{static}" in names
+    # So is the workbench's page (`appsdk dev` and `appsdk preview` without a TOOL serve it).
+    for static in ("workbench.html", "workbench.js", "workbench.css", "form.js", "panels.js", "icon.svg"):
+        assert f"appsdk_cli/workbench/static/{static}" in names
     assert not [n for n in names if n.startswith("tests/") or "__pycache__" in n]
 
     target = tmp_path / "site"

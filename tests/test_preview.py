@@ -212,8 +212,15 @@ def test_serves_the_host_page_and_the_widget_on_separate_origins_under_its_csp(c
         status, headers, body = get(widget_origin + "/widget?theme=dark&displayMode=pip&maxHeight=480")
         assert status == 200
         csp = directives(headers["Content-Security-Policy"])
-        assert csp["connect-src"] == "http://127.0.0.1:9"
-        assert csp["img-src"] == "'self' data: blob: http://127.0.0.1:9"
+        # The declared origin; ChatGPT's CDN allowance (the default profile's); and (window.openai's file APIs)
+        # the host's file store, nothing else of the host.
+        cdns = "https://cdn.jsdelivr.net https://unpkg.com"
+        assert csp["connect-src"] == f"http://127.0.0.1:9 {running.url}/files/"
+        assert csp["img-src"] == f"'self' data: blob: http://127.0.0.1:9 {cdns} {running.url}/files/"
+        assert csp["script-src"] == f"'self' 'unsafe-inline' http://127.0.0.1:9 {cdns}"
+        bridge_only = directives(get(widget_origin + "/widget?openai=0&cdn=0")[1]["Content-Security-Policy"])
+        assert bridge_only["connect-src"] == "http://127.0.0.1:9"
+        assert bridge_only["img-src"] == "'self' data: blob: http://127.0.0.1:9"
         html = body.decode()
         assert html.index('data-appsdk-preview="bootstrap"') < html.index("window.openai)")
         assert '"toolOutput": {"count": 3, "label": "clicks"}' in html

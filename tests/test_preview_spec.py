@@ -93,10 +93,13 @@ def test_every_host_message_matches_the_sdk_schemas_across_the_lifecycle(browser
 
         page.select_option("#theme", "dark")  # ui/notifications/host-context-changed
         widget.locator("#theme", has_text="dark").wait_for()
-        page.click("#reload")  # ui/resource-teardown, answered before the view goes; then a second lifecycle
+        # ui/resource-teardown, answered before the view goes; the tool runs again; then a second lifecycle.
+        page.click("#reload")
+        page.wait_for_function("() => window.appsdkPreview.log.some((e) => e.message.includes('ran again'))")
         page.frame_locator("#widget").locator("#steps", has_text="done").wait_for(timeout=20_000)
         log = page.evaluate("() => window.appsdkPreview.log.map((e) => e.message)")
         assert "ui/resource-teardown answered" in log
+        assert log.index("ui/resource-teardown answered") < log.index(next(m for m in log if "ran again" in m))
         # The host's own controls: locale and display mode reach the view as host-context-changed; the
         # mode the view did not declare cannot be picked.
         page.fill("#locale", "de-DE")

@@ -12,8 +12,12 @@ from appsdk_cli.devserver.transport import Transport
 from appsdk_cli.errors import UsageError
 
 if TYPE_CHECKING:
-    from appsdk_cli.devserver.supervisor import Supervisor
+    from collections.abc import Callable
+
+    from appsdk_cli.devserver.events import DevEvent
+    from appsdk_cli.devserver.supervisor import DevConfig, Supervisor
     from appsdk_cli.tunnel import Tunnel, TunnelEndpoints, TunnelSettings
+    from appsdk_cli.workbench.dev import DevWorkbench
 
 
 def dev(
@@ -59,8 +63,15 @@ def dev(
             show_default=False,
         ),
     ] = None,
+    open_workbench: Annotated[
+        bool, typer.Option("--open", help="Open the workbench (the interactive host page) in a browser.")
+    ] = False,
+    no_workbench: Annotated[
+        bool, typer.Option("--no-workbench", help="Serve only the app: no workbench page beside it.")
+    ] = False,
 ) -> None:
-    """Serve the app at http://HOST:PORT/mcp and reload it on every save."""
+    """Serve the app at http://HOST:PORT/mcp and reload it on every save; the workbench (a local host
+    page on 127.0.0.1 that follows every save) shows its tools and widgets."""
     from appsdk_cli.auth.server import auth_config, refuse_exposed
     from appsdk_cli.devserver.hosts import is_loopback, security_lists
     from appsdk_cli.project import app_target, find_project, read_config
@@ -82,8 +93,10 @@ def dev(
 
     if (domain or authtoken) and not tunnel:
         raise UsageError("--domain and --authtoken go with --tunnel")
+    if open_workbench and no_workbench:
+        raise UsageError("--open opens the workbench, which --no-workbench turns off; pick one")
 
-    from appsdk_cli.devserver.supervisor import DevConfig, Supervisor
+    from appsdk_cli.devserver.supervisor import DevConfig
 
     config = DevConfig(
         project=project,
@@ -95,8 +108,39 @@ def dev(
         auth=auth,
         behind_tunnel=tunnel,
     )
+    observer = dev_event
+    bench = None
+    if not no_workbench:
+        from appsdk_cli.workbench.dev import DevWorkbench
+
+        bench = observer = DevWorkbench(dev_event, open_browser=open_workbench)
+    try:
+        _serve(config, observer, bench, tunnel=tunnel, domain=domain, authtoken=authtoken)
+    finally:
+        if bench is not None:
+            bench.close()
+
+
+def _serve(
+    config: DevConfig,
+    observer: Callable[[DevEvent], None],
+    bench: DevWorkbench | None,
+    *,
+    tunnel: bool,
+    domain: str | None,
+    authtoken: str | None,
+) -> None:
+    """Run the supervisor (with the workbench listening before the first worker forks, and a tunnel)."""
+    from appsdk_cli.devserver.supervisor import Supervisor
+    from appsdk_cli.project import read_config
+
+    project = config.project
+
     if not tunnel:
-        Supervisor(config, observer=dev_event).run()
+        supervisor = Supervisor(config, observer=observer)
+        if bench is not None:
+            bench.start(supervisor)
+        supervisor.run()
         return
 
     from appsdk_cli.tunnel import TunnelSettings, configured_domain, read_authtoken
@@ -109,7 +153,10 @@ def dev(
         )
     )
     try:
-        Supervisor(config, observer=dev_event, on_bound=attachment).run()
+        supervisor = Supervisor(config, observer=observer, on_bound=attachment)
+        if bench is not None:
+            bench.start(supervisor)
+        supervisor.run()
     finally:
         attachment.close()
 

@@ -9,15 +9,37 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from appsdk_cli.commands.call import ArgsJson, ClientId, Protocol, Timeout, Token, ToolArguments, ToolName, Url, Verbose
+from appsdk_cli.commands.call import ArgsJson, ClientId, Protocol, Timeout, Token, ToolArguments, Url, Verbose
 
 if TYPE_CHECKING:
     from appsdk_cli.preview import PreviewServer, PreviewSession
+    from appsdk_cli.workbench import Workbench
+
+PreviewTool = Annotated[
+    str | None,
+    typer.Argument(
+        help="The tool to call, as `appsdk tools` lists it; leave it out to open the workbench on the server.",
+        show_default=False,
+        metavar="TOOL",
+    ),
+]
 
 
 class Theme(StrEnum):
     light = "light"
     dark = "dark"
+
+
+class HostProfile(StrEnum):
+    chatgpt = "chatgpt"
+    mcp_apps = "mcp-apps"
+    claude = "claude"
+
+
+class Device(StrEnum):
+    desktop = "desktop"
+    tablet = "tablet"
+    mobile = "mobile"
 
 
 class DisplayMode(StrEnum):
@@ -27,7 +49,7 @@ class DisplayMode(StrEnum):
 
 
 def preview(
-    tool: ToolName,
+    tool: PreviewTool = None,
     arguments: ToolArguments = None,
     args: ArgsJson = None,
     url: Url = None,
@@ -35,6 +57,18 @@ def preview(
     display_mode: Annotated[
         DisplayMode, typer.Option("--display-mode", help="How the host shows the widget at first.")
     ] = DisplayMode.inline,
+    profile: Annotated[
+        HostProfile,
+        typer.Option(
+            "--profile",
+            help="The host to play: chatgpt (as probed: window.openai, its sandbox and capabilities), mcp-apps"
+            " (the spec's generic host, bridge only) or claude (Claude-like, bridge only).",
+        ),
+    ] = HostProfile.chatgpt,
+    device: Annotated[
+        Device,
+        typer.Option("--device", help="The device the host runs on: its viewport, touch or hover, safe-area insets."),
+    ] = Device.desktop,
     locale: Annotated[
         str, typer.Option("--locale", help="window.openai.locale, and openai/locale in the tool call's _meta.")
     ] = "en-US",
@@ -67,7 +101,8 @@ def preview(
     protocol: Protocol = "auto",
 ) -> None:
     """Call a tool and render its widget in a local host page: window.openai, the MCP Apps bridge, the
-    resource's CSP, and a log of what the widget does. Ctrl-C stops it.
+    resource's CSP, and a log of what the widget does. Without a TOOL, open the workbench on the server:
+    every tool with a form, runs, widgets in several host profiles, traffic. Ctrl-C stops it.
 
     Exit codes: 0 ok; 1 the server, the widget or the browser failed (with --screenshot: also a widget that
     threw, failed to load a script or stylesheet, or never got its data); 2 the command line is wrong.
@@ -84,6 +119,9 @@ def preview(
 
     if allow_errors and screenshot is None:
         raise UsageError("--allow-errors goes with --screenshot (the live preview never fails on the widget's errors)")
+    if tool is None and (screenshot is not None or arguments or args):
+        what = "--screenshot renders one call" if screenshot is not None else "arguments belong to a call"
+        raise UsageError(f"{what}: name the TOOL (appsdk preview TOOL ...), or leave both out for the workbench")
     chromium = None
     if screenshot is not None:
         from appsdk_cli.preview.screenshot import image_type, screenshot_requirements
@@ -96,7 +134,21 @@ def preview(
     if screenshot is not None:
         # Before the tool is called: a missing browser should not cost a round trip to find out.
         chromium = screenshot_requirements()
-    options = PreviewOptions(theme=theme.value, display_mode=display_mode.value, locale=locale, bridge_only=bridge_only)
+    options = PreviewOptions(
+        theme=theme.value,
+        display_mode=display_mode.value,
+        locale=locale,
+        bridge_only=bridge_only,
+        profile=profile.value,
+        device=device.value,
+    )
+    if tool is None:
+        from appsdk_cli.workbench import Workbench
+
+        with stopping_on_sigterm(), Workbench(target, options, port=port, on_log=preview_log) as bench:
+            _serve_workbench(bench, open_browser=not no_open)
+        preview_stopped()
+        return
     session = prepare(target, tool, list(arguments or []), args, locale=locale)
     for message in session.warnings:
         warning(message)
@@ -135,6 +187,22 @@ def _serve_until_stopped(server: PreviewServer, session: PreviewSession, *, open
 
             if not webbrowser.open(page):
                 warning(f"could not open a browser; open {page} yourself")
+        _wait_forever()
+
+
+def _serve_workbench(bench: Workbench, *, open_browser: bool) -> None:
+    from appsdk_cli.render.console import warning
+    from appsdk_cli.render.preview import workbench_serving
+
+    with contextlib.suppress(KeyboardInterrupt):
+        # Listing the tools first: a server we cannot reach is one line and exit 1, not a page of errors.
+        tools = bench.tools()
+        workbench_serving(bench.url, bench.target.description, len(tools), bench.host.widget_origin)
+        if open_browser:
+            import webbrowser
+
+            if not webbrowser.open(bench.url):
+                warning(f"could not open a browser; open {bench.url} yourself")
         _wait_forever()
 
 

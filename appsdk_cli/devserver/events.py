@@ -34,6 +34,7 @@ class Started:
     pid: int
     tools: tuple[str, ...] = ()  # the app's tool names, as first imported
     tunnel: bool = False  # a tunnel opens with the server (dev --tunnel)
+    workbench: str | None = None  # the workbench's URL, when dev runs one
 
 
 @dataclass(frozen=True)

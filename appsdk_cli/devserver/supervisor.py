@@ -151,6 +151,7 @@ class Supervisor:
         self._started = False
         self._dev_state_written = False
         self._project_lock: int | None = None  # held while we serve: one `appsdk dev` per project
+        self._closed_in_workers: list[int] = []  # sockets of this process's own servers (the workbench)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -202,6 +203,11 @@ class Supervisor:
         with self._pending.lock:
             self._pending.hosts.append(host)
         self._wake()
+
+    def close_in_workers(self, *fds: int) -> None:
+        """Close these descriptors in every worker forked from now on (a listening socket the supervisor
+        serves itself, like the workbench's: a worker must not hold it open)."""
+        self._closed_in_workers.extend(fds)
 
     @property
     def local_origin(self) -> str:
@@ -574,6 +580,7 @@ class Supervisor:
             self._wake_w,
             self._selector.fileno(),
             -1 if self._project_lock is None else self._project_lock,
+            *self._closed_in_workers,
         ]
         for other in self._workers.values():
             fds += [other.channel.read_fd, other.channel.write_fd]

@@ -33,8 +33,8 @@ class HostCsp:
         lists = {UI_CSP_KEYS[kind]: list(getattr(self, kind)) for kind in KINDS}
         return {key: origins for key, origins in lists.items() if origins}
 
-    def header(self) -> str:
-        """The Content-Security-Policy header value."""
+    def header(self, *, extra_images: tuple[str, ...] = ()) -> str:
+        """The Content-Security-Policy header value; `extra_images` may also be shown (the host's file store)."""
         resources = " ".join(self.resource)
 
         def directive(name: str, *sources: str) -> str:
@@ -45,7 +45,7 @@ class HostCsp:
                 "default-src 'none'",
                 directive("script-src", "'self'", "'unsafe-inline'", resources),
                 directive("style-src", "'self'", "'unsafe-inline'", resources),
-                directive("img-src", "'self'", "data:", "blob:", resources),
+                directive("img-src", "'self'", "data:", "blob:", resources, " ".join(extra_images)),
                 directive("font-src", "'self'", "data:", resources),
                 directive("media-src", "'self'", "data:", "blob:", resources),
                 directive("connect-src", " ".join(self.connect) or "'none'"),

@@ -26,6 +26,8 @@ from urllib.parse import parse_qs, urlsplit
 from appsdk_cli import __version__
 from appsdk_cli.appmeta import Bridge, crash_hint, error_text, tool_crash, without_tool_crash
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.preview import hostroutes
+from appsdk_cli.preview.files import FileStore
 from appsdk_cli.preview.session import (
     DISPLAY_MODES,
     THEMES,
@@ -53,28 +55,61 @@ class LogEntry:
     kind: str  # console, error, csp, openai, bridge, host
     level: str  # info, warn, error
     message: str
+    run: str = ""  # the run it belongs to ("" : the single session of `appsdk preview TOOL`)
+
+
+DEFAULT_RUN = ""
+
+
+@dataclass
+class Run:
+    """One tool call the host renders: its session (call, result, tools), the template last served for
+    it, and whether the widget document has been served yet (the first load uses the template read
+    with the call; later loads re-read it)."""
+
+    id: str
+    session: PreviewSession
+    template: WidgetTemplate
+    widget_served: int = 0
+
+
+class UnknownRun(KeyError):
+    """A request named a run this server does not hold."""
+
+
+# A route added by a server built on this one (the workbench): handler, path, query, body (None for a GET).
+Route = Callable[["_HostHandler", str, dict[str, str], "dict[str, Any] | None"], bool]
 
 
 class PreviewServer:
-    """Serves one preview session; use as a context manager (or start()/close())."""
+    """Serves preview runs; use as a context manager (or start()/close()).
+
+    `appsdk preview TOOL` gives it one session, the default run (requests that name no run). The
+    workbench gives it none and adds a run per tool call (`add_run`); every /api/* request and the
+    widget document then name theirs with `?run=ID`. `routes` are tried first for every request to
+    the host origin: the workbench serves its own page and API on the same origin as the host pages.
+    """
 
     def __init__(
         self,
-        preview: PreviewSession,
+        preview: PreviewSession | None = None,
         options: PreviewOptions | None = None,
         *,
         port: int = 0,
         on_log: Callable[[LogEntry], None] | None = None,
+        routes: Route | None = None,
     ) -> None:
-        self.preview = preview
         self.options = options or PreviewOptions()
         self.requested_port = port
         self.on_log = on_log
+        self.routes = routes
         self.log: list[LogEntry] = []
         self._lock = threading.Lock()
-        self._widget_states: dict[str, Any] = {}
-        self._template: WidgetTemplate = preview.template
-        self._widget_served = 0
+        self._widget_states: dict[tuple[str, str], Any] = {}
+        self._runs: dict[str, Run] = {}
+        if preview is not None:
+            self._runs[DEFAULT_RUN] = Run(DEFAULT_RUN, preview, preview.template)
+        self.files = FileStore()  # window.openai's uploads (hostroutes.py serves them)
         self._servers: list[_Server] = []
         self._threads: list[threading.Thread] = []
 
@@ -108,6 +143,7 @@ class PreviewServer:
         for thread in self._threads:
             thread.join(timeout=5)
         self._servers, self._threads = [], []
+        self.files.close()
 
     def __enter__(self) -> PreviewServer:
         return self.start()
@@ -138,6 +174,40 @@ class PreviewServer:
             params["screenshot"] = "1"
         return self.url + (f"?{urlencode(params)}" if params else "")
 
+    # --- runs ----------------------------------------------------------------------------------------
+
+    @property
+    def preview(self) -> PreviewSession:
+        """The default run's session (`appsdk preview TOOL`)."""
+        return self.run(DEFAULT_RUN).session
+
+    def run(self, run_id: str = DEFAULT_RUN) -> Run:
+        with self._lock:
+            found = self._runs.get(run_id)
+        if found is None:
+            raise UnknownRun(run_id)
+        return found
+
+    def runs(self) -> list[Run]:
+        with self._lock:
+            return list(self._runs.values())
+
+    def add_run(self, preview: PreviewSession, run_id: str | None = None) -> Run:
+        """Hold another session under a fresh id (or replace the one under `run_id`: a re-run, which keeps
+        the run's widget state, as ChatGPT keeps it for a widget instance)."""
+        import secrets
+
+        new_id = run_id if run_id is not None else secrets.token_hex(6)
+        with self._lock:
+            run = self._runs[new_id] = Run(new_id, preview, preview.template)
+        return run
+
+    def drop_run(self, run_id: str) -> None:
+        with self._lock:
+            self._runs.pop(run_id, None)
+            for key in [key for key in self._widget_states if key[0] == run_id]:
+                del self._widget_states[key]
+
     # --- state shared by the handlers ----------------------------------------------------------------
 
     def record(self, entry: LogEntry) -> None:
@@ -146,39 +216,46 @@ class PreviewServer:
         if self.on_log:
             self.on_log(entry)
 
-    def widget_state(self) -> Any:
+    def widget_state(self, run_id: str = DEFAULT_RUN) -> Any:
+        key = (run_id, self.run(run_id).session.state_key)
         with self._lock:
-            return self._widget_states.get(self.preview.state_key)
+            return self._widget_states.get(key)
 
-    def set_widget_state(self, state: Any) -> None:
+    def set_widget_state(self, state: Any, run_id: str = DEFAULT_RUN) -> None:
         # Kept by the preview server, not in the frame: a page reload (or a new tab) gets it back,
         # as ChatGPT gives a widget its state back when the conversation is reopened.
+        key = (run_id, self.run(run_id).session.state_key)
         with self._lock:
-            self._widget_states[self.preview.state_key] = state
+            self._widget_states[key] = state
 
-    def template(self) -> WidgetTemplate:
-        """The first load uses the template read at start; later loads re-read it, so an edited widget
+    def template(self, run_id: str = DEFAULT_RUN) -> WidgetTemplate:
+        """The first load uses the template read with the call; later loads re-read it, so an edited widget
         shows up on reload without restarting the preview (the server's own caching permitting)."""
+        run = self.run(run_id)
         with self._lock:
-            first = self._widget_served == 0
-            self._widget_served += 1
-            current = self._template
+            first = run.widget_served == 0
+            run.widget_served += 1
+            current = run.template
         if first:
             return current
         try:
-            fresh = read_template(self.preview.target, current.uri, current.meta)
+            fresh = read_template(run.session.target, current.uri, current.meta)
         except AppsdkError as problem:
-            self.record(LogEntry("host", "warn", f"re-reading {current.uri} failed, showing the last copy: {problem}"))
+            self.record(
+                LogEntry("host", "warn", f"re-reading {current.uri} failed, showing the last copy: {problem}", run_id)
+            )
             return current
         with self._lock:
-            self._template = fresh
+            run.template = fresh
         return fresh
 
-    def session_json(self) -> dict[str, Any]:
+    def session_json(self, run_id: str = DEFAULT_RUN) -> dict[str, Any]:
         """What the host page needs to play the host: the call, the result, and the widget's origin."""
-        preview = self.preview
-        template = self._template
+        run = self.run(run_id)
+        preview = run.session
+        template = run.template
         return {
+            "run": run_id or None,
             "appsdkVersion": __version__,
             "protocolVersion": PROTOCOL_VERSION,
             "server": preview.target.description,
@@ -200,12 +277,15 @@ class PreviewServer:
             "widgetTools": {bridge.value: sorted(names) for bridge, names in preview.widget_tools.items()},
             "userAgent": USER_AGENT,
             "defaults": asdict(self.options),
+            "widgetState": self.widget_state(run_id),
             "warnings": preview.warnings,
         }
 
     def widget_document(self, query: dict[str, str]) -> tuple[str, str]:
         """The widget's HTML with the host bootstrap injected first, and its CSP header value."""
-        template = self.template()
+        run_id = query.get("run", DEFAULT_RUN)
+        template = self.template(run_id)
+        preview = self.run(run_id).session
         theme = query.get("theme") if query.get("theme") in THEMES else self.options.theme
         mode = query.get("displayMode") if query.get("displayMode") in DISPLAY_MODES else self.options.display_mode
         max_height = int(query["maxHeight"]) if query.get("maxHeight", "").isdigit() else 640
@@ -214,10 +294,10 @@ class PreviewServer:
             "hostOrigin": self.host_origin,
             "openai": with_openai,
             "globals": {
-                "toolInput": self.preview.arguments,
-                "toolOutput": self.preview.result.get("structuredContent"),
-                "toolResponseMetadata": self.preview.result.get("_meta"),
-                "widgetState": self.widget_state(),
+                "toolInput": preview.arguments,
+                "toolOutput": preview.result.get("structuredContent"),
+                "toolResponseMetadata": preview.result.get("_meta"),
+                "widgetState": self.widget_state(run_id),
                 "theme": theme,
                 "displayMode": mode,
                 "maxHeight": max_height,
@@ -226,7 +306,8 @@ class PreviewServer:
                 "userAgent": USER_AGENT,
             },
         }
-        return inject_bootstrap(template.html, config), template.csp.header()
+        csp = hostroutes.widget_extras(self, query, config, template.csp)
+        return inject_bootstrap(template.html, config), csp
 
 
 def prefers_border(meta: dict[str, Any]) -> bool:
@@ -302,29 +383,46 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _HostHandler(_Handler):
+    def _query(self) -> dict[str, str]:
+        return {key: values[-1] for key, values in parse_qs(urlsplit(self.path).query).items()}
+
+    def host_page_csp(self) -> str:
+        return (
+            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self';"
+            f" connect-src 'self'; frame-src {self.server.preview.widget_origin}"
+        )
+
     def do_GET(self) -> None:
         if not self._own_host():
             return self._text(HTTPStatus.MISDIRECTED_REQUEST, "unknown Host")
         path = urlsplit(self.path).path
         preview = self.server.preview
+        query = self._query()
+        if preview.routes is not None and preview.routes(self, path, query, None):
+            return None
         if path == "/":
-            csp = (
-                "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self';"
-                f" connect-src 'self'; frame-src {preview.widget_origin}"
-            )
-            return self._static("host.html", {"Content-Security-Policy": csp})
+            return self._static("host.html", {"Content-Security-Policy": self.host_page_csp()})
         if path in ("/host.js", "/host.css"):
             return self._static(path[1:])
         if path == "/api/session":
-            return self._json(HTTPStatus.OK, preview.session_json())
+            try:
+                return self._json(HTTPStatus.OK, preview.session_json(query.get("run", DEFAULT_RUN)))
+            except UnknownRun:
+                return self._unknown_run(query.get("run", DEFAULT_RUN))
+        if hostroutes.handle_get(self, path, query):
+            return None
         if path == "/favicon.ico":
             return self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
         return self._text(HTTPStatus.NOT_FOUND, "not found")
 
     do_HEAD = do_GET
 
-    def _static(self, name: str, headers: dict[str, str] | None = None) -> None:
-        body = (STATIC / name).read_bytes()
+    def _unknown_run(self, run_id: str) -> None:
+        what = f"no run {run_id!r} here" if run_id else "this server holds no default run; name one with ?run="
+        return self._json(HTTPStatus.NOT_FOUND, {"error": {"message": what}})
+
+    def _static(self, name: str, headers: dict[str, str] | None = None, folder: Path = STATIC) -> None:
+        body = (folder / name).read_bytes()
         self._send(HTTPStatus.OK, body, _STATIC_TYPES[Path(name).suffix], headers)
 
     def do_POST(self) -> None:
@@ -348,22 +446,36 @@ class _HostHandler(_Handler):
         if not isinstance(body, dict):
             return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "body must be a JSON object"}})
         path = urlsplit(self.path).path
+        query = self._query()
+        if preview.routes is not None and preview.routes(self, path, query, body):
+            return None
+        if hostroutes.handle_post(self, path, query, body):
+            return None
+        # The run: in the query string (host.js adds its own), or in the body.
+        run_id = query.get("run") or (body.get("run") if isinstance(body.get("run"), str) else DEFAULT_RUN)
+        try:
+            run = preview.run(run_id)
+        except UnknownRun:
+            if path in ("/api/call", "/api/read", "/api/forward", "/api/widget-state", "/api/log"):
+                return self._unknown_run(run_id)
+            return self._json(HTTPStatus.NOT_FOUND, {"error": {"message": "not found"}})
         if path == "/api/call":
-            return self._call(body)
+            return self._call(run, body)
         if path == "/api/read":
-            return self._read(body)
+            return self._read(run, body)
         if path == "/api/forward":
-            return self._forward(body)
+            return self._forward(run, body)
         if path == "/api/widget-state":
-            preview.set_widget_state(body.get("state"))
+            preview.set_widget_state(body.get("state"), run.id)
             return self._json(HTTPStatus.OK, {})
         if path == "/api/log":
             level = body.get("level") if body.get("level") in ("info", "warn", "error") else "info"
-            preview.record(LogEntry(str(body.get("kind", "host"))[:20], level, str(body.get("message", ""))[:4000]))
+            kind = str(body.get("kind", "host"))[:20]
+            preview.record(LogEntry(kind, level, str(body.get("message", ""))[:4000], run.id))
             return self._json(HTTPStatus.OK, {})
         return self._json(HTTPStatus.NOT_FOUND, {"error": {"message": "not found"}})
 
-    def _call(self, body: dict[str, Any]) -> None:
+    def _call(self, run: Run, body: dict[str, Any]) -> None:
         name = body.get("name")
         arguments = body.get("arguments") if isinstance(body.get("arguments"), dict) else {}
         if not isinstance(name, str):
@@ -372,7 +484,11 @@ class _HostHandler(_Handler):
             bridges = " or ".join(repr(b.value) for b in Bridge)
             return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": f"bridge must be {bridges}"}})
         try:
-            result = call_from_widget(self.server.preview.preview, name, arguments, Bridge(body["bridge"]))
+            arguments = hostroutes.call_arguments(self.server.preview, run.session, name, arguments)
+        except ValueError as problem:
+            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": str(problem)}})
+        try:
+            result = call_from_widget(run.session, name, arguments, Bridge(body["bridge"]))
         except PermissionError as refused:
             return self._json(HTTPStatus.FORBIDDEN, {"error": {"message": str(refused)}})
         except AppsdkError as problem:
@@ -380,27 +496,27 @@ class _HostHandler(_Handler):
         if result.get("isError") is True:
             hint = crash_hint(error_text(result), tool_crash(result))
             if hint:
-                self.server.preview.record(LogEntry("host", "warn", f"{name} failed: {hint}"))
+                self.server.preview.record(LogEntry("host", "warn", f"{name} failed: {hint}", run.id))
         # The widget gets what production would send it, without appsdk dev's crash report.
         return self._json(HTTPStatus.OK, {"result": without_tool_crash(result)})
 
-    def _read(self, body: dict[str, Any]) -> None:
+    def _read(self, run: Run, body: dict[str, Any]) -> None:
         uri = body.get("uri")
         if not isinstance(uri, str):
             return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "uri must be a string"}})
         try:
-            result = read_from_widget(self.server.preview.preview, uri)
+            result = read_from_widget(run.session, uri)
         except AppsdkError as problem:
             return self._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
         return self._json(HTTPStatus.OK, {"result": result})
 
-    def _forward(self, body: dict[str, Any]) -> None:
+    def _forward(self, run: Run, body: dict[str, Any]) -> None:
         method = body.get("method")
         params = body.get("params") if isinstance(body.get("params"), dict) else None
         if not isinstance(method, str):
             return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "method must be a string"}})
         try:
-            result = forward_from_widget(self.server.preview.preview, method, params)
+            result = forward_from_widget(run.session, method, params)
         except PermissionError as refused:
             return self._json(HTTPStatus.FORBIDDEN, {"error": {"message": str(refused)}})
         except AppsdkError as problem:
@@ -418,7 +534,10 @@ class _WidgetHandler(_Handler):
         if parts.path != "/widget":
             return self._text(HTTPStatus.NOT_FOUND, "not found")
         query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
-        html, csp = self.server.preview.widget_document(query)
+        try:
+            html, csp = self.server.preview.widget_document(query)
+        except UnknownRun:
+            return self._text(HTTPStatus.NOT_FOUND, "no such run")
         self._send(HTTPStatus.OK, html.encode(), "text/html; charset=utf-8", {"Content-Security-Policy": csp})
 
     do_HEAD = do_GET

@@ -20,7 +20,7 @@ from appsdk_cli.appmeta import (
     tool_meta,
     without_tool_crash,
 )
-from appsdk_cli.client import ProtocolError
+from appsdk_cli.client import McpClient, ProtocolError
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.preview.csp import HostCsp, host_csp
 from appsdk_cli.remote import Target, call_tool, request_meta, session
@@ -40,6 +40,9 @@ class PreviewOptions:
     locale: str = "en-US"
     # Withhold window.openai, so a portable widget must use the MCP Apps bridge (as in non-ChatGPT hosts).
     bridge_only: bool = False
+    profile: str = "chatgpt"  # the host played (profiles.py): chatgpt, mcp-apps or claude
+    device: str = "desktop"  # desktop, tablet or mobile
+    time_zone: str | None = None  # hostContext.timeZone; None: the browser's own
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class PreviewSession:
     warnings: list[str] = field(default_factory=list)
     # The tool exactly as tools/list gave it: the bridge's hostContext.toolInfo.tool is a complete MCP Tool.
     tool_definition: dict[str, Any] = field(default_factory=dict)
+    tools: list[dict[str, Any]] = field(default_factory=list)  # tools/list, for fileParams on widget calls
 
     @property
     def state_key(self) -> str:
@@ -80,17 +84,22 @@ def _pick_contents(result: dict[str, Any], uri: str) -> dict[str, Any] | None:
     return next((c for c in contents if c.get("uri") == uri), contents[0] if contents else None)
 
 
-def read_template(target: Target, uri: str, listed_meta: dict[str, Any] | None = None) -> WidgetTemplate:
-    """Read the widget resource and build its CSP; a missing or non-HTML resource is one clear line."""
-    with session(target) as client:
-        try:
-            result = client.read_resource(uri)
-        except ProtocolError as problem:
-            raise AppsdkError(
-                f"the widget {uri} could not be read from {target.description}: {problem.message}"
-                " (does the server register a resource with that URI?)",
-                detail=problem.detail,
-            ) from None
+def read_template(
+    target: Target, uri: str, listed_meta: dict[str, Any] | None = None, client: McpClient | None = None
+) -> WidgetTemplate:
+    """Read the widget resource and build its CSP; a missing or non-HTML resource is one clear line.
+    `client`: a session already open to the server (the workbench reads the template in its call's)."""
+    if client is None:
+        with session(target) as fresh:
+            return read_template(target, uri, listed_meta, fresh)
+    try:
+        result = client.read_resource(uri)
+    except ProtocolError as problem:
+        raise AppsdkError(
+            f"the widget {uri} could not be read from {target.description}: {problem.message}"
+            " (does the server register a resource with that URI?)",
+            detail=problem.detail,
+        ) from None
     item = _pick_contents(result, uri)
     if item is None:
         raise AppsdkError(f"{target.description} returned no contents for the widget {uri}")
@@ -165,6 +174,7 @@ def prepare(
         widget_tools=widget_tools(tools),
         warnings=warnings,
         tool_definition=definition or {"name": tool_name, "inputSchema": {"type": "object"}},
+        tools=[t for t in tools if isinstance(t, dict)],
     )
 
 

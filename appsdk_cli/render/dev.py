@@ -114,6 +114,8 @@ def _dev_panel(event: Any) -> None:
     grid.add_column()
     kind = "SSE" if event.transport == "sse" else "streamable HTTP, stateless JSON"
     grid.add_row("Serving", f"[bold cyan]{escape(event.url)}[/]  [dim]({kind})[/]")
+    if event.workbench:
+        grid.add_row("Workbench", f"[bold cyan]{escape(event.workbench)}[/]  [dim](follows every save)[/]")
     grid.add_row("App", escape(event.app))
     reload = "on save of .py .html .css .js .json .toml" if event.reload else "off (--no-reload)"
     grid.add_row("Reload", reload)

@@ -28,6 +28,18 @@ def preview_serving(session: PreviewSession, page_url: str, widget_origin: str) 
     console.print(f"[dim]The widget runs on {escape(widget_origin)} under its CSP. Ctrl-C stops the preview.[/]")
 
 
+def workbench_serving(url: str, server: str, tools: int, widget_origin: str) -> None:
+    from appsdk_cli.render.console import escape
+
+    console = stdout()
+    console.print(
+        f"[green]Workbench[/] for {escape(server)} [dim]({tools} tool{'s' * (tools != 1)})[/]", soft_wrap=True
+    )
+    console.print("Open:")
+    console.print(url, soft_wrap=True, markup=False, highlight=False)
+    console.print(f"[dim]Widgets run on {escape(widget_origin)} under their CSP. Ctrl-C stops the workbench.[/]")
+
+
 def preview_log(entry: LogEntry) -> None:
     """A line of the host log, live in the terminal: errors and CSP blocks stand out."""
     from appsdk_cli.render.console import escape

@@ -80,14 +80,30 @@
   window.addEventListener("unhandledrejection", (event) => {
     post({ type: "log", kind: "error", level: "error", message: `unhandled rejection: ${describe(event.reason)}` });
   });
-  document.addEventListener("securitypolicyviolation", (event) => {
+  // Every violation, once: the capture listener on window runs before any of the widget's own (which could
+  // stop it), the one on document sees violations raised where window's capture missed them (a document
+  // written later), and the de-duplication keeps the two from reporting one twice.
+  const seenViolations = new WeakSet();
+  const onViolation = (event) => {
+    if (seenViolations.has(event)) return;
+    seenViolations.add(event);
     post({
       type: "csp",
       directive: event.effectiveDirective || event.violatedDirective,
-      blocked: event.blockedURI,
+      blocked: event.blockedURI || (event.sample ? "inline" : ""),
       source: place(event.sourceFile),
       line: event.lineNumber,
+      column: event.columnNumber,
+      sample: event.sample || "",
+      disposition: event.disposition,
     });
+  };
+  window.addEventListener("securitypolicyviolation", onViolation, true);
+  document.addEventListener("securitypolicyviolation", onViolation, true);
+  // Escape leaves fullscreen and pip, as in ChatGPT, even with the focus inside the widget: unless the
+  // widget handled the key itself.
+  window.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && !event.defaultPrevented) post({ type: "key", key: "Escape" });
   });
 
   // ChatGPT sizes an inline widget to its content even when the widget never reports a height; the host
@@ -123,7 +139,6 @@
     }
   };
 
-  const notSupported = (name) => () => Promise.reject(new Error(`${name} is not available in appsdk preview`));
   const api = {
     callTool: (name, args) => request("callTool", { name, args: args ?? {} }),
     setWidgetState: (state) => {
@@ -137,9 +152,13 @@
     requestClose: () => request("requestClose", {}),
     notifyIntrinsicHeight: (height) => post({ type: "notify", method: "notifyIntrinsicHeight", params: { height } }),
     setOpenInAppUrl: (args) => request("setOpenInAppUrl", args ?? {}),
-    uploadFile: notSupported("uploadFile"),
-    selectFiles: notSupported("selectFiles"),
-    getFileDownloadUrl: notSupported("getFileDownloadUrl"),
+    // Files travel to the host as File objects (structured clone over the port); it stores them.
+    uploadFile: (file) =>
+      file instanceof Blob
+        ? request("uploadFile", { file })
+        : Promise.reject(new TypeError("uploadFile(file) needs a File or Blob")),
+    selectFiles: () => request("selectFiles", {}),
+    getFileDownloadUrl: (args) => request("getFileDownloadUrl", { fileId: args && args.fileId }),
   };
   // The widget's data: reading one of these tells the host the widget took its data from window.openai
   // (a screenshot of a widget that never did shows a dead widget, and says so).

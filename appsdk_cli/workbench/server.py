@@ -1,0 +1,645 @@
+"""The workbench server: runs of tool calls, the page and its API, on the host origin of a preview server.
+
+A *run* is one tool call the workbench made: the tool, its arguments, the result, and (for a tool with
+a widget) the template read for it. A finished run with a widget becomes a run of the multi-run
+preview server, so its widget is the preview's own host page at `/host?run=ID&embed=1`, same-origin
+with the workbench page, which drives it through `frame.contentWindow.appsdkPreview`.
+
+Every call runs on its own thread with a fresh session (the dev server may reload between two runs),
+so the page never waits on the server: it gets the run id at once and its outcome as a `run` event.
+A cancel drops the call's connection; the server sees the request go away, the page sees `cancelled`.
+
+Under `appsdk dev` this lives inside the supervisor, which forks workers: its threads only talk to the
+MCP server, publish events and answer the page (nothing they hold is needed by a worker), everything
+they import is imported before the first of them starts (`preload`), and the supervisor closes the
+listening sockets in each worker (`sockets`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from appsdk_cli import __version__
+from appsdk_cli.errors import AppsdkError
+from appsdk_cli.preview.server import STATIC as PREVIEW_STATIC
+from appsdk_cli.preview.server import LogEntry, PreviewServer
+from appsdk_cli.preview.session import PreviewOptions
+from appsdk_cli.workbench.events import EventHub
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from appsdk_cli.client import McpClient
+    from appsdk_cli.remote import Target
+
+STATIC = Path(__file__).parent / "static"
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+PAGE_CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self';"
+    " frame-src 'self'; object-src 'none'; base-uri 'none'"
+)
+RUN_STATUSES = ("running", "done", "failed", "invalid", "cancelled")
+MAX_RUNS = 200  # runs kept; older ones (and their host-page sessions) are dropped
+
+
+def preload() -> None:
+    """Import what the workbench's threads will need, on the calling thread, before any of them runs: an
+    import half-done on another thread when the dev supervisor forks would deadlock the worker that
+    imports the same module."""
+    import jsonschema  # noqa: F401
+
+    import appsdk_cli.appmeta
+    import appsdk_cli.client
+    import appsdk_cli.preview.files
+    import appsdk_cli.remote
+    import appsdk_cli.toolargs
+
+    with contextlib.suppress(ImportError):
+        import appsdk_cli.trace  # noqa: F401
+
+
+@dataclass
+class WorkbenchRun:
+    """One tool call made by the workbench, as the page sees it (`as_json`)."""
+
+    id: str
+    sequence: int
+    tool: str
+    arguments: dict[str, Any]
+    status: str = "running"
+    started: float = field(default_factory=time.time)
+    duration_ms: float | None = None
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    widget: bool = False  # a host page can render it (/host?run=ID)
+    template_uri: str | None = None
+    invoking: str | None = None
+    invoked: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    calls: int = 0  # how many times it ran (a re-run keeps the id and the widget state)
+    version: int = 0  # bumped on every change: the page keeps the newest of what it hears
+    cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
+    client: McpClient | None = field(default=None, repr=False)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "sequence": self.sequence,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "status": self.status,
+            "started": self.started,
+            "durationMs": self.duration_ms,
+            "result": self.result,
+            "error": self.error,
+            "widget": self.widget,
+            "templateUri": self.template_uri,
+            "invoking": self.invoking,
+            "invoked": self.invoked,
+            "warnings": self.warnings,
+            "calls": self.calls,
+            "version": self.version,
+        }
+
+
+class Workbench:
+    """The workbench for one MCP server; use as a context manager (or start()/close()).
+
+    `dev`: run by `appsdk dev`, which tells it about reloads (`reloaded`). `on_log`: told about every
+    host-log line of every host page (the terminal of `appsdk preview` prints them).
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        options: PreviewOptions | None = None,
+        *,
+        port: int = 0,
+        dev: bool = False,
+        on_log: Callable[[LogEntry], None] | None = None,
+    ) -> None:
+        self.target = target
+        self.options = options or PreviewOptions()
+        self.dev = dev
+        self.events = EventHub()
+        self.host = PreviewServer(None, self.options, port=port, on_log=self._on_log, routes=self._route)
+        self._on_log_outside = on_log
+        self._lock = threading.Lock()
+        self._runs: dict[str, WorkbenchRun] = {}
+        self._sequence = 0
+        self._tools: list[dict[str, Any]] | None = None
+        self._tools_error: str | None = None
+        self._server_info: dict[str, Any] = {}
+        self._threads: set[threading.Thread] = set()
+        self._last_reload: dict[str, Any] | None = None
+        self.tracer = _make_tracer()
+        if self.tracer is not None:
+            self.tracer.subscribe(lambda record: self.events.publish("traffic", record))
+
+    # --- lifecycle -------------------------------------------------------------------------------------
+
+    def start(self) -> Workbench:
+        preload()
+        self.host.start()
+        return self
+
+    def close(self) -> None:
+        self.events.close()
+        with self._lock:
+            runs = list(self._runs.values())
+            threads = list(self._threads)
+        for run in runs:
+            if run.status == "running":
+                self._abort(run)
+        self.host.close()
+        for thread in threads:
+            thread.join(timeout=5)
+
+    def __enter__(self) -> Workbench:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def url(self) -> str:
+        return self.host.url
+
+    def sockets(self) -> list[socket.socket]:
+        """The listening sockets (a forking parent closes them in its children)."""
+        return [server.socket for server in self.host._servers]
+
+    # --- what the page reads -----------------------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "appsdkVersion": __version__,
+            "server": self.target.description,
+            "serverInfo": self._server_info,
+            "dev": self.dev,
+            "widgetOrigin": self.host.widget_origin,
+            "defaults": {
+                "theme": self.options.theme,
+                "displayMode": self.options.display_mode,
+                "locale": self.options.locale,
+                "profile": getattr(self.options, "profile", "chatgpt"),
+                "device": getattr(self.options, "device", "desktop"),
+            },
+            "traffic": self.tracer is not None,
+            "lastReload": self._last_reload,
+        }
+
+    def tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
+        """tools/list, kept until the next refresh (every run and every reload refreshes it)."""
+        from appsdk_cli.remote import session
+
+        if self._tools is not None and not refresh:
+            return self._tools
+        try:
+            with session(self.target) as client:
+                self._attach_tracer(client, None)
+                tools = self._listed(client)
+        except AppsdkError as problem:
+            self._tools_error = problem.message
+            if self._tools is None:
+                raise
+            return self._tools
+        return tools
+
+    def _listed(self, client: McpClient) -> list[dict[str, Any]]:
+        """tools/list in this session, kept as the workbench's listing (with what the server said of itself)."""
+        tools = [t for t in client.list_tools() if isinstance(t, dict)]
+        info = client.server
+        with self._lock:
+            self._tools, self._tools_error = tools, None
+            self._server_info = {
+                "name": getattr(info, "name", None),
+                "version": getattr(info, "version", None),
+                "instructions": getattr(info, "instructions", None),
+            }
+        return tools
+
+    def tools_json(self, *, refresh: bool = False) -> dict[str, Any]:
+        from appsdk_cli.appmeta import tool_meta
+
+        tools = self.tools(refresh=refresh)
+        listed = []
+        for tool in tools:
+            meta = tool_meta(tool)
+            raw_meta = tool.get("_meta") if isinstance(tool.get("_meta"), dict) else {}
+            file_params = raw_meta.get("openai/fileParams")
+            listed.append(
+                {
+                    "tool": tool,
+                    "name": meta.name,
+                    "title": meta.title,
+                    "description": meta.description,
+                    "template": meta.template,
+                    "invoking": meta.invoking,
+                    "invoked": meta.invoked,
+                    "readOnly": meta.read_only,
+                    "destructive": meta.destructive,
+                    "openWorld": meta.open_world,
+                    "idempotent": meta.idempotent,
+                    "visibility": list(meta.ui_visibility) if meta.ui_visibility is not None else ["model", "app"],
+                    "widgetAccessible": meta.widget_accessible,
+                    "fileParams": file_params if isinstance(file_params, list) else [],
+                }
+            )
+        return {"tools": listed, "error": self._tools_error, "serverInfo": self._server_info}
+
+    def runs(self) -> list[WorkbenchRun]:
+        with self._lock:
+            return sorted(self._runs.values(), key=lambda r: r.sequence)
+
+    def get_run(self, run_id: str) -> WorkbenchRun | None:
+        with self._lock:
+            return self._runs.get(run_id)
+
+    def template_json(self, run_id: str) -> dict[str, Any]:
+        """The run's widget template, read afresh from the server (what the next render will show)."""
+        from appsdk_cli.preview.session import read_template
+
+        run = self.host.run(run_id)
+        fresh = read_template(run.session.target, run.template.uri, run.template.meta)
+        return {
+            "uri": fresh.uri,
+            "mimeType": fresh.mime_type,
+            "html": fresh.html,
+            "meta": fresh.meta,
+            "csp": fresh.csp.header(),
+            "changed": fresh.html != run.template.html,
+        }
+
+    # --- runs -------------------------------------------------------------------------------------------
+
+    def start_run(self, tool: str, arguments: dict[str, Any], *, locale: str | None = None) -> WorkbenchRun:
+        import secrets
+
+        with self._lock:
+            self._sequence += 1
+            run = WorkbenchRun(id=secrets.token_hex(6), sequence=self._sequence, tool=tool, arguments=arguments)
+            self._runs[run.id] = run
+            dropped = sorted(self._runs.values(), key=lambda r: r.sequence)[:-MAX_RUNS]
+            for old in dropped:
+                del self._runs[old.id]
+        for old in dropped:
+            self.host.drop_run(old.id)
+        self._launch(run, locale)
+        return run
+
+    def rerun(self, run_id: str, arguments: dict[str, Any] | None = None, *, locale: str | None = None) -> WorkbenchRun:
+        """Call the run's tool again (with new arguments, if given) under the same id, so its widget keeps
+        its state and the page can hand the new result to the live view."""
+        run = self.get_run(run_id)
+        if run is None:
+            raise KeyError(run_id)
+        if run.status == "running":
+            raise RuntimeError("the run is still in flight; cancel it first")
+        with self._lock:
+            if arguments is not None:
+                run.arguments = arguments
+            run.status, run.error, run.duration_ms = "running", None, None
+            run.started = time.time()
+            run.version += 1
+            run.cancelled = threading.Event()
+        self._launch(run, locale)
+        return run
+
+    def cancel(self, run_id: str) -> WorkbenchRun | None:
+        run = self.get_run(run_id)
+        if run is None or run.status != "running":
+            return run
+        run.cancelled.set()
+        self._abort(run)
+        self._finish(run, "cancelled", error="cancelled from the workbench before the server answered")
+        return run
+
+    def clear_runs(self) -> None:
+        """Forget every finished run (and its host-page session); runs still in flight are cancelled."""
+        for run in self.runs():
+            if run.status == "running":
+                self.cancel(run.id)
+            with self._lock:
+                self._runs.pop(run.id, None)
+            self.host.drop_run(run.id)
+
+    def _abort(self, run: WorkbenchRun) -> None:
+        client = run.client
+        if client is not None:
+            # Shut the in-flight request's socket down (the call's own thread then closes the session);
+            # closing the transport here would race that thread on the same connection.
+            stop = getattr(client.transport, "_abort", None) or client.transport.close
+            with contextlib.suppress(Exception):
+                stop()
+
+    def _launch(self, run: WorkbenchRun, locale: str | None) -> None:
+        self.events.publish("run", run.as_json())
+        thread = threading.Thread(target=self._execute, args=(run, locale), name=f"workbench-run-{run.id}", daemon=True)
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()
+
+    def _execute(self, run: WorkbenchRun, locale: str | None) -> None:
+        cancelled = run.cancelled
+        try:
+            self._call(run, locale, cancelled)
+        except AppsdkError as problem:
+            if not cancelled.is_set():
+                self._finish(run, "failed", error=problem.message)
+        except Exception as problem:
+            if not cancelled.is_set():
+                self._finish(run, "failed", error=f"{type(problem).__name__}: {problem}")
+        finally:
+            run.client = None
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+
+    def _call(self, run: WorkbenchRun, locale: str | None, cancelled: threading.Event) -> None:
+        from appsdk_cli.appmeta import WIDGET_MIME_TYPES, tool_meta, without_tool_crash
+        from appsdk_cli.client import ProtocolError
+        from appsdk_cli.preview.files import file_arguments
+        from appsdk_cli.preview.session import PreviewSession, read_template, widget_tools
+        from appsdk_cli.remote import request_meta, session
+
+        begun = time.monotonic()
+        # One session per run (the dev server may have reloaded since the last): the tool list, the
+        # call and the template, so a run costs one handshake.
+        with session(self.target) as client:
+            run.client = client
+            self._attach_tracer(client, run.id)
+            tools = self._listed(client)
+            self.events.publish("tools", self.tools_json())
+            definition = next((t for t in tools if t.get("name") == run.tool), None)
+            if definition is None:
+                names = ", ".join(str(t.get("name")) for t in tools) or "none"
+                where = self.target.description
+                self._finish(run, "invalid", error=f"{where} has no tool {run.tool!r} (it has {names})")
+                return
+            try:
+                # openai/fileParams arguments name uploaded files; the tool gets them as file objects.
+                arguments = file_arguments(definition, run.arguments, self.host.files, self.host.host_origin)
+            except ValueError as problem:
+                self._finish(run, "invalid", error=str(problem))
+                return
+            problems = argument_problems(definition.get("inputSchema"), arguments)
+            if problems:
+                self._finish(run, "invalid", error="; ".join(problems))
+                return
+            meta = tool_meta(definition)
+            run.invoking, run.invoked, run.template_uri = meta.invoking, meta.invoked, meta.template
+            if cancelled.is_set():
+                return
+            raw = client.call_tool(run.tool, arguments, request_meta(locale=locale) or None)
+            if cancelled.is_set():
+                return
+            result = without_tool_crash(raw)
+            warnings: list[str] = []
+            template = None
+            if meta.template:
+                # The template in the call's own session: one handshake per run, not three.
+                try:
+                    resources = client.list_resources()
+                except ProtocolError:
+                    resources = []
+                listed = next((r for r in resources if isinstance(r, dict) and r.get("uri") == meta.template), None)
+                listed_meta = listed.get("_meta") if listed and isinstance(listed.get("_meta"), dict) else None
+                try:
+                    template = read_template(self.target, meta.template, listed_meta, client)
+                except AppsdkError as problem:
+                    warnings.append(f"the widget could not be read: {problem.message}")
+        if template is not None:
+            if template.mime_type not in WIDGET_MIME_TYPES:
+                warnings.append(
+                    f"{template.uri} is served as {template.mime_type or 'no MIME type'}, not"
+                    f" {' or '.join(WIDGET_MIME_TYPES)}; ChatGPT will not render it"
+                )
+            if template.csp.disagreement:
+                warnings.append(template.csp.disagreement)
+        if cancelled.is_set():
+            return
+        if template is not None:
+            preview = PreviewSession(
+                target=self.target,
+                tool=meta,
+                arguments=run.arguments,
+                result=result,
+                template=template,
+                widget_tools=widget_tools(tools),
+                warnings=warnings,
+                tool_definition=definition,
+            )
+            self.host.add_run(preview, run.id)  # the same id on a re-run: the widget state stays
+        with self._lock:
+            run.result, run.warnings, run.widget = result, warnings, template is not None
+            run.calls += 1
+            run.duration_ms = round((time.monotonic() - begun) * 1000, 1)
+        self._finish(run, "done")
+
+    def _finish(self, run: WorkbenchRun, status: str, *, error: str | None = None) -> None:
+        with self._lock:
+            if run.status != "running":
+                return
+            run.status, run.error = status, error
+            run.version += 1
+            if run.duration_ms is None:
+                run.duration_ms = round((time.time() - run.started) * 1000, 1)
+        self.events.publish("run", run.as_json())
+
+    def _attach_tracer(self, client: McpClient, run_id: str | None) -> None:
+        if self.tracer is not None:
+            client.trace = self.tracer.for_run(run_id) if run_id else self.tracer.hook()
+
+    def _on_log(self, entry: LogEntry) -> None:
+        if self._on_log_outside is not None:
+            self._on_log_outside(entry)
+
+    # --- dev --------------------------------------------------------------------------------------------
+
+    def reloaded(
+        self,
+        changed_files: tuple[str, ...],
+        tools: dict[str, tuple[str, ...]] | None,
+        *,
+        app_ok: bool = True,
+        notice: str | None = None,
+        seconds: float | None = None,
+    ) -> None:
+        """`appsdk dev` reloaded the app: tell every open page (it re-reads the templates, re-renders each
+        widget keeping its state, and re-runs the last call when the tool changed)."""
+        code_changed = any(name.endswith(".py") for name in changed_files)
+        event = {
+            "files": list(changed_files),
+            "appOk": app_ok,
+            "seconds": seconds,
+            "tools": tools,
+            "codeChanged": code_changed,
+            "notice": notice,
+            "time": time.time(),
+        }
+        self._last_reload = event
+        # The page hears of it at once; the tool list follows from another thread, so neither the page
+        # nor the dev supervisor (whose loop calls this) waits on a round trip to the new worker.
+        self.events.publish("reload", event)
+        if app_ok:
+            thread = threading.Thread(target=self._refresh_tools, name="workbench-tools", daemon=True)
+            with self._lock:
+                self._threads.add(thread)
+            thread.start()
+
+    def _refresh_tools(self) -> None:
+        try:
+            with contextlib.suppress(AppsdkError):
+                self.tools(refresh=True)
+            self.events.publish("tools", self._tools_json_or_error())
+        finally:
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+
+    def _tools_json_or_error(self) -> dict[str, Any]:
+        try:
+            return self.tools_json()
+        except AppsdkError as problem:
+            return {"tools": [], "error": problem.message, "serverInfo": self._server_info}
+
+    # --- HTTP -------------------------------------------------------------------------------------------
+
+    def _route(self, handler: Any, path: str, query: dict[str, str], body: dict[str, Any] | None) -> bool:
+        """The workbench's own routes on the host origin; False: not ours, the preview server answers."""
+        if body is None:
+            return self._get(handler, path, query)
+        return self._post(handler, path, body)
+
+    def _get(self, handler: Any, path: str, query: dict[str, str]) -> bool:
+        if path == "/":
+            _static(handler, STATIC / "workbench.html", {"Content-Security-Policy": PAGE_CSP})
+        elif path.startswith("/workbench/") and _static_name(path[len("/workbench/") :]):
+            _static(handler, STATIC / path[len("/workbench/") :])
+        elif path == "/host":
+            _static(handler, PREVIEW_STATIC / "host.html", {"Content-Security-Policy": handler.host_page_csp()})
+        elif path == "/api/workbench":
+            handler._json(HTTPStatus.OK, self.info())
+        elif path == "/api/tools":
+            try:
+                handler._json(HTTPStatus.OK, self.tools_json(refresh=query.get("refresh") == "1"))
+            except AppsdkError as problem:
+                handler._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
+        elif path == "/api/runs":
+            handler._json(HTTPStatus.OK, {"runs": [r.as_json() for r in self.runs()]})
+        elif path == "/api/template":
+            try:
+                handler._json(HTTPStatus.OK, self.template_json(query.get("run", "")))
+            except KeyError:
+                handler._json(HTTPStatus.NOT_FOUND, {"error": {"message": "that run has no widget"}})
+            except AppsdkError as problem:
+                handler._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
+        elif path == "/api/widget-state":
+            try:
+                handler._json(HTTPStatus.OK, {"state": self.host.widget_state(query.get("run", ""))})
+            except KeyError:
+                handler._json(HTTPStatus.NOT_FOUND, {"error": {"message": "that run has no widget"}})
+        elif path == "/api/events":
+            self._stream(handler)
+        else:
+            return False
+        return True
+
+    def _post(self, handler: Any, path: str, body: dict[str, Any]) -> bool:
+        locale = body.get("locale") if isinstance(body.get("locale"), str) else None
+        arguments = body.get("arguments")
+        if path == "/api/runs":
+            tool = body.get("tool")
+            if not isinstance(tool, str) or not isinstance(arguments, dict):
+                handler._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "send {tool: string, arguments: object}"}})
+                return True
+            handler._json(HTTPStatus.ACCEPTED, {"run": self.start_run(tool, arguments, locale=locale).as_json()})
+            return True
+        if path == "/api/runs/clear":
+            self.clear_runs()
+            handler._json(HTTPStatus.OK, {})
+            return True
+        if path in ("/api/runs/rerun", "/api/runs/cancel"):
+            run_id = body.get("run")
+            if not isinstance(run_id, str) or self.get_run(run_id) is None:
+                handler._json(HTTPStatus.NOT_FOUND, {"error": {"message": "no such run"}})
+                return True
+            if path == "/api/runs/cancel":
+                run = self.cancel(run_id)
+                handler._json(HTTPStatus.OK, {"run": run.as_json() if run else None})
+                return True
+            try:
+                run = self.rerun(run_id, arguments if isinstance(arguments, dict) else None, locale=locale)
+            except RuntimeError as busy:
+                handler._json(HTTPStatus.CONFLICT, {"error": {"message": str(busy)}})
+                return True
+            handler._json(HTTPStatus.ACCEPTED, {"run": run.as_json()})
+            return True
+        return False
+
+    def _stream(self, handler: Any) -> None:
+        handler.send_response(HTTPStatus.OK)
+        handler.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        handler.send_header("Cache-Control", "no-store")
+        handler.send_header("X-Content-Type-Options", "nosniff")
+        handler.end_headers()
+        handler.close_connection = True
+        hello = {"info": self.info(), "runs": [r.as_json() for r in self.runs()]}
+        try:
+            for chunk in self.events.stream(hello):
+                handler.wfile.write(chunk)
+                handler.wfile.flush()
+        except (ConnectionError, TimeoutError, OSError):
+            pass  # the page went away
+
+
+def argument_problems(schema: Any, arguments: dict[str, Any]) -> list[str]:
+    """The arguments checked against the tool's inputSchema, each problem one short line (the page checks
+    too, but a hand-edited JSON must not reach the server unchecked)."""
+    import jsonschema
+
+    if not isinstance(schema, dict):
+        return []
+    try:
+        validator_class = jsonschema.validators.validator_for(schema)
+        validator = validator_class(schema)
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    except jsonschema.exceptions.SchemaError as problem:
+        return [f"the tool's inputSchema is not a valid JSON Schema: {problem.message}"]
+    lines = []
+    for error in errors[:5]:
+        where = "/".join(str(part) for part in error.absolute_path) or "arguments"
+        lines.append(f"{where}: {error.message}")
+    return lines
+
+
+def _make_tracer() -> Any:
+    try:
+        from appsdk_cli.trace import Tracer
+    except ImportError:
+        return None  # the traffic recorder is not in this build: the page says the panel waits for it
+    return Tracer(client="workbench")
+
+
+def _static_name(name: str) -> bool:
+    return "/" not in name and not name.startswith(".") and Path(name).suffix in _TYPES and (STATIC / name).is_file()
+
+
+def _static(handler: Any, file: Path, headers: dict[str, str] | None = None) -> None:
+    handler._send(HTTPStatus.OK, file.read_bytes(), _TYPES[file.suffix], headers)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,412 @@
+"""The workbench in a real browser (Debian's Chromium, headless, through Playwright) against real servers:
+our scaffold, a fixture with every kind of field, `appsdk dev` itself, and a third-party MCP Apps server.
+
+Every widget is the preview's own host page in a same-origin frame (`.host-frame iframe`), and inside it
+the widget on its second loopback origin (`#widget`); the tests read the widget's DOM through both.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, RunningServer, free_port, serve, stop
+
+from appsdk_cli.errors import AppsdkError
+from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, find_chromium
+from appsdk_cli.remote import Target
+from appsdk_cli.scaffold import scaffold
+from appsdk_cli.workbench import Workbench
+
+try:
+    CHROMIUM: str | None = find_chromium()
+except AppsdkError:
+    CHROMIUM = None
+playwright_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
+)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium); CI installs it, so these run there"
+)
+INTEROP = Path(__file__).resolve().parent / "interop"
+TITLES = ["Frankenstein", "Pride and Prejudice", "The Time Machine"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert not errors, f"the workbench page threw: {errors}"
+
+
+@pytest.fixture(scope="module")
+def trip_app() -> Iterator[RunningServer]:
+    port = free_port()
+    server = serve([sys.executable, str(FIXTURES / "workbench_app.py"), str(port)], port)
+    yield server
+    stop(server.process)
+
+
+@pytest.fixture
+def trip_bench(trip_app: RunningServer) -> Iterator[Workbench]:
+    with Workbench(Target(url=trip_app.url)) as bench:
+        yield bench
+
+
+def open_workbench(page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_function("() => window.appsdkWorkbench && window.appsdkWorkbench.ready")
+
+
+def field(page, path: str):
+    return page.locator(f'#form-pane [data-path="{path}"]')
+
+
+def wait_run(page, *, count: int = 1, calls: int = 1, timeout: float = 20_000) -> dict:
+    page.wait_for_function(
+        "([count, calls]) => { const runs = window.appsdkWorkbench.runs();"
+        " return runs.length >= count && runs[count - 1].status !== 'running' && runs[count - 1].calls >= calls; }",
+        arg=[count, calls],
+        timeout=timeout,
+    )
+    return page.evaluate("(n) => window.appsdkWorkbench.runs()[n - 1]", count)
+
+
+def widget(page, run_index: int = 0, frame_index: int = 0):
+    host = page.locator(".run").nth(run_index).locator(".host-frame iframe").nth(frame_index)
+    return host.content_frame.frame_locator("#widget")
+
+
+def host_window(page, run_index: int = 0, frame_index: int = 0, expression: str = "w => w.appsdkPreview.state()"):
+    handle = page.locator(".run").nth(run_index).locator(".host-frame iframe").nth(frame_index).element_handle()
+    return handle.content_frame().evaluate(f"({expression})(window)")
+
+
+def test_a_form_from_the_input_schema_checks_and_runs_the_tool(page, trip_bench: Workbench) -> None:
+    open_workbench(page, trip_bench.url)
+    assert page.locator("#tool-title").text_content() == "Plan a trip"
+    # Every kind of field, with the schema's defaults.
+    assert field(page, "city").locator("input").get_attribute("type") == "text"
+    assert field(page, "nights").locator("input").get_attribute("type") == "number"
+    assert field(page, "nights").locator("input").get_attribute("step") == "1"
+    assert field(page, "budget").locator("input").get_attribute("step") == "any"
+    assert field(page, "vegan").locator("input[type=checkbox]").count() == 1
+    assert field(page, "pace").locator("select option:checked").text_content() == "normal"
+    assert field(page, "stops").get_by_role("button", name="+ Add item").count() == 1
+    assert field(page, "traveller.name").locator("input").count() == 1
+    assert field(page, "city").locator(".required").count() == 1
+
+    page.click("#run-button")
+    assert field(page, "city").locator(".field-message").text_content() == "required"
+    assert field(page, "nights").locator(".field-message").text_content() == "required"
+    assert "Fix these first" in page.locator("#form-problems").text_content()
+    assert page.evaluate("() => window.appsdkWorkbench.runs().length") == 0
+
+    field(page, "city").locator("input").fill("Oslo")
+    field(page, "nights").locator("input").fill("40")
+    page.click("#run-button")
+    assert field(page, "nights").locator(".field-message").text_content() == "at most 30"
+    field(page, "nights").locator("input").fill("3")
+    field(page, "stops").get_by_role("button", name="+ Add item").click()
+    field(page, "stops").locator("input").fill("Bergen")
+    field(page, "traveller.name").locator("input").fill("Ada")
+
+    # The raw JSON editor holds the same arguments, and an edit there moves the form.
+    page.click("#tab-json")
+    expected = {"city": "Oslo", "nights": 3, "vegan": False, "pace": "normal", "stops": ["Bergen"]}
+    expected["traveller"] = {"name": "Ada"}
+    assert page.evaluate("() => JSON.parse(document.getElementById('json-editor').value)") == expected
+    page.fill("#json-editor", '{"city": "Oslo", "nights": 5, "pace": "slow"}')
+    page.click("#tab-form")
+    assert field(page, "nights").locator("input").input_value() == "5"
+    assert field(page, "pace").locator("select option:checked").text_content() == "slow"
+
+    page.keyboard.press("Control+Enter")
+    run = wait_run(page)
+    assert run["status"] == "done", run
+    assert run["arguments"] == {"city": "Oslo", "nights": 5, "vegan": False, "pace": "slow"}
+    the_run = page.locator(".run").first
+    assert (
+        the_run.locator(".call-text").text_content()
+        == 'plan-trip({"city":"Oslo","nights":5,"vegan":false,"pace":"slow"})'
+    )
+    assert the_run.locator(".status-text").text_content() == "Trip planned"
+    the_run.locator(".model-text summary").click()
+    assert "A 5-night trip to Oslo." in the_run.locator(".model-content").text_content()
+    assert widget(page).locator("#city").text_content(timeout=15_000) == "Oslo"
+    assert widget(page).locator("#nights").text_content() == "5 nights, pace slow"
+
+
+def test_the_scaffold_runs_from_its_generated_form(page, app_server: RunningServer) -> None:
+    with Workbench(Target(url=app_server.url)) as bench:
+        open_workbench(page, bench.url)
+        assert page.locator("#tool-list .tool-item .name").all_text_contents() == ["list-books"]
+        assert "Month" in field(page, "month").text_content()
+        field(page, "month").locator("input").fill("June")
+        page.click("#run-button")
+        run = wait_run(page)
+        assert run["status"] == "done" and run["arguments"] == {"month": "June"}
+        assert page.locator(".run .status-text").text_content() == "Here are the picks"
+        for title in TITLES:
+            widget(page).get_by_text(title).wait_for(timeout=15_000)
+        # The host frame is exactly as tall as the host page asks: no scrollbar, nothing cut off (the
+        # old preview's frame came up 2 px short on first load, its border eating the content box).
+        page.wait_for_function(
+            "() => { const f = document.querySelector('.host-frame iframe'); const d = f.contentDocument;"
+            " return d && Math.abs(d.documentElement.scrollHeight - f.clientHeight) <= 1; }",
+            timeout=10_000,
+        )
+        # MCP traffic of the run reached the timeline.
+        page.wait_for_function("() => document.querySelectorAll('#traffic-panel .traffic-row').length > 0")
+
+
+def test_side_by_side_renders_the_same_run_in_each_profile(page, trip_bench: Workbench) -> None:
+    open_workbench(page, trip_bench.url)
+    page.check("#side-by-side")
+    page.evaluate(
+        "() => fetch('/api/runs', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+        " body: JSON.stringify({tool: 'plan-trip', arguments: {city: 'Rome', nights: 2}})})"
+    )
+    wait_run(page)
+    frames = page.locator(".run").first.locator(".host-frame")
+    assert frames.count() == 3
+    profiles = [frames.nth(i).get_attribute("data-profile") for i in range(3)]
+    assert profiles == ["chatgpt", "mcp-apps", "claude"]
+    for index, profile in enumerate(profiles):
+        assert widget(page, 0, index).locator("#city").text_content(timeout=15_000) == "Rome"
+        page.wait_for_function(
+            "(i) => { const f = document.querySelectorAll('.run .host-frame iframe')[i];"
+            " return f.contentWindow.appsdkPreview && f.contentWindow.appsdkPreview.state(); }",
+            arg=index,
+        )
+        assert host_window(page, 0, index)["profile"] == profile
+    # The theme control reaches every frame of the run.
+    page.select_option("#theme", "dark")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.run .host-frame iframe')]"
+        ".every((f) => f.contentWindow.appsdkPreview.state().theme === 'dark')"
+    )
+    page.uncheck("#side-by-side")
+    assert page.locator(".run").first.locator(".host-frame").count() == 1
+
+
+def test_fullscreen_is_left_by_the_control_and_by_escape(page, trip_bench: Workbench) -> None:
+    open_workbench(page, trip_bench.url)
+    field(page, "city").locator("input").fill("Lima")
+    field(page, "nights").locator("input").fill("2")
+    page.click("#run-button")
+    wait_run(page)
+    frame = page.locator(".host-frame").first
+    assert widget(page).locator("#city").text_content(timeout=15_000) == "Lima"
+
+    frame.get_by_role("button", name="fullscreen").click()
+    page.wait_for_function("() => document.querySelector('.host-frame').dataset.mode === 'fullscreen'")
+    box = frame.bounding_box()
+    assert box["width"] == 1280 and box["height"] == 800, box
+    widget(page).get_by_text("mode fullscreen").wait_for()
+    frame.get_by_role("button", name="Exit fullscreen").click()
+    page.wait_for_function("() => document.querySelector('.host-frame').dataset.mode === 'inline'")
+    widget(page).get_by_text("mode inline").wait_for()
+
+    # The widget asks for fullscreen itself; Escape brings it back.
+    widget(page).locator("#full").click()
+    page.wait_for_function("() => document.querySelector('.host-frame').dataset.mode === 'fullscreen'")
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => document.querySelector('.host-frame').dataset.mode === 'inline'")
+    widget(page).get_by_text("mode inline").wait_for()
+    assert frame.bounding_box()["height"] < 800
+
+    # PiP floats inside the conversation column: never over the inspector (and its log) or the form.
+    frame.get_by_role("button", name="pip").click()
+    page.wait_for_function("() => document.querySelector('.host-frame').dataset.mode === 'pip'")
+    pip, column = frame.bounding_box(), page.locator("#conversation").bounding_box()
+    inspector, form = page.locator("#inspector").bounding_box(), page.locator(".left-column").bounding_box()
+    assert column["x"] <= pip["x"] and pip["x"] + pip["width"] <= column["x"] + column["width"], (pip, column)
+    assert pip["x"] + pip["width"] <= inspector["x"] and pip["x"] >= form["x"] + form["width"]
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => document.querySelector('.host-frame').dataset.mode === 'inline'")
+
+
+def test_widget_state_is_shown_and_edited_in_the_inspector(page, trip_bench: Workbench) -> None:
+    open_workbench(page, trip_bench.url)
+    field(page, "city").locator("input").fill("Kyoto")
+    field(page, "nights").locator("input").fill("4")
+    page.click("#run-button")
+    wait_run(page)
+    widget(page).locator("#bump").click()
+    widget(page).get_by_text("count 1").wait_for()
+    page.click('#inspector-tabs [data-panel="state"]')
+    page.wait_for_function("() => document.getElementById('state-editor').value.includes('\"count\": 1')")
+    page.fill("#state-editor", '{"count": 41}')
+    page.click("#state-apply")
+    widget(page).locator("#bump").click()
+    widget(page).get_by_text("count 42").wait_for()
+    # Re-run: the same view gets the new result and keeps its state.
+    page.locator(".run").first.get_by_role("button", name="Re-run").click()
+    wait_run(page, calls=2)
+    assert trip_bench.host.widget_state(page.evaluate("() => window.appsdkWorkbench.runs()[0].id")) == {"count": 42}
+    widget(page).get_by_text("count 42").wait_for()
+    # "Reload widget" calls the tool again too (the old preview's reloaded the page with the old result),
+    # renders a freshly read template, and the state is still there.
+    page.locator(".run").first.get_by_role("button", name="Reload widget").click()
+    assert wait_run(page, calls=3)["status"] == "done"
+    widget(page).get_by_text("count 42").wait_for()
+
+
+def test_a_file_parameter_is_uploaded_and_reaches_the_tool_as_a_file_object(page, trip_bench: Workbench) -> None:
+    open_workbench(page, trip_bench.url)
+    page.locator('#tool-list [data-tool="read-file"]').click()
+    document = field(page, "document")
+    document.locator("input[type=file]").set_input_files(
+        {"name": "notes.txt", "mimeType": "text/plain", "buffer": b"read me, tool"}
+    )
+    document.get_by_text(re.compile(r"notes\.txt \(text/plain, 13 bytes\) → ")).wait_for()
+    page.click("#run-button")
+    run = wait_run(page)
+    assert run["status"] == "done", run
+    # The tool got ChatGPT's file object and fetched the real download URL the host serves.
+    assert run["result"]["structuredContent"] == {
+        "name": "notes.txt",
+        "mime": "text/plain",
+        "status": 200,
+        "text": "read me, tool",
+    }
+
+
+def dev_workbench_url(process: subprocess.Popen, lines: list[str], timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        found = re.search(r"Workbench\s+(http://127\.0\.0\.1:\d+/)", line)
+        if found:
+            return found.group(1)
+    raise AssertionError("appsdk dev printed no workbench URL:\n" + "".join(lines))
+
+
+def test_dev_pushes_every_save_to_the_open_page(page, tmp_path: Path) -> None:
+    project = scaffold("book-club", tmp_path).path
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", "dev", "--port", str(port)],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+    )
+    lines: list[str] = []
+    try:
+        url = dev_workbench_url(process, lines)
+        open_workbench(page, url)
+        page.evaluate("() => (window.pageMarker = 'still the same page')")
+        page.click("#run-button")
+        assert wait_run(page)["status"] == "done"
+        widget(page).get_by_text("Frankenstein").wait_for(timeout=15_000)
+
+        # The widget's template: re-read and re-rendered in place, the page not reloaded.
+        html = project / "widgets" / "book-list.html"
+        html.write_text(html.read_text().replace("Book club picks", "Reading list"))
+        widget(page).get_by_text("Reading list").wait_for(timeout=20_000)
+        assert page.evaluate("() => window.pageMarker") == "still the same page"
+        assert page.locator("#reload-banner").is_visible()
+        assert "widgets/book-list.html" in page.locator("#reload-text").text_content()
+
+        # The server: its tool changed (a new description too), so the last call runs again, and
+        # the page says what the terminal says about ChatGPT's snapshot.
+        server = project / "server.py"
+        source = server.read_text()
+        source = source.replace(
+            '{"title": "Frankenstein", "author": "Mary Shelley"}', '{"title": "Dracula", "author": "Bram Stoker"}'
+        )
+        source = source.replace("next three reading picks", "next three reading picks, freshly chosen")
+        server.write_text(source)
+        widget(page).get_by_text("Dracula").wait_for(timeout=20_000)
+        assert wait_run(page, calls=2)["result"]["structuredContent"]["books"][0]["title"] == "Dracula"
+        assert page.evaluate("() => window.pageMarker") == "still the same page"
+        notice = page.locator("#reload-notice").text_content()
+        assert "Refresh needed in ChatGPT" in notice and "Refresh" in page.locator("#reload-notice b").text_content()
+        assert page.locator("#tool-description").text_content().endswith("freshly chosen, with title and author.")
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            output, _ = process.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+        lines.append(output)
+    assert process.returncode == 0, "".join(lines)
+    assert "Traceback" not in "".join(lines)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="NODE IS MISSING: the third-party server is a node program")
+def test_the_workbench_drives_a_third_party_server(page, node_clients) -> None:
+    port = free_port()
+    entry = INTEROP / "node_modules" / "@modelcontextprotocol" / "server-basic-react" / "dist" / "index.js"
+    server = serve(["node", "--import", "./loopback.mjs", str(entry)], port, cwd=INTEROP, env={"PORT": str(port)})
+    try:
+        with Workbench(Target(url=server.url)) as bench:
+            open_workbench(page, bench.url)
+            names = page.locator("#tool-list .tool-item .name").all_text_contents()
+            assert "get-time" in names, names
+            page.locator('#tool-list [data-tool="get-time"]').click()
+            page.click("#run-button")
+            run = wait_run(page)
+            assert run["status"] == "done", run
+            served = run["result"]["content"][0]["text"]
+            widget(page).get_by_text(served).first.wait_for(timeout=20_000)
+            # The SDK's App connected over the bridge: ui/initialize answered, tool-input and tool-result in.
+            page.wait_for_function(
+                "() => document.querySelector('.host-frame iframe').contentWindow.appsdkPreview.bridge.initialized"
+            )
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('#traffic-panel .traffic-row')]"
+                ".some((row) => row.textContent.includes('ui/initialize'))",
+                timeout=10_000,
+            )
+    finally:
+        stop(server.process)
+
+
+def test_preview_without_a_tool_serves_the_workbench(page, trip_app: RunningServer) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", "preview", "--url", trip_app.url, "--no-open", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        first = process.stdout.readline()
+        assert first.startswith("Workbench for " + trip_app.url), first
+        assert process.stdout.readline().strip() == "Open:"
+        url = process.stdout.readline().strip()
+        assert url == f"http://127.0.0.1:{port}/"
+        open_workbench(page, url)
+        assert page.locator("#tool-list .tool-item .name").all_text_contents() == ["plan-trip", "read-file", "slow"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=15)
+    assert process.returncode == 0
