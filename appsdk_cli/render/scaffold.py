@@ -25,6 +25,8 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
                 "added": [str(f) for f in result.added],
                 "replaced": [{"path": str(r.path), "backup": str(r.backup)} for r in result.replaced],
                 "unchanged": [str(f) for f in result.unchanged],
+                "template": result.template.value,
+                "webInstall": result.web_install,
             }
         )
         return
@@ -57,6 +59,13 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
         )
     if result.auth:
         console.print("  sign-in: OAuth 2.1; appsdk dev runs a development authorization server")
+    if result.web_install is not None:
+        state = {"installed": "npm packages installed", "skipped": "npm install skipped (--no-install)"}
+        console.print(f"  widget: React + TypeScript in web/ [dim]({state.get(result.web_install, 'not installed')})[/]")
+        if result.web_install not in state:
+            from appsdk_cli.render.console import warning
+
+            warning(result.web_install)
     console.print()
     shell = fresh_shell()
     first: list[tuple[str, str]] = []
