@@ -14,7 +14,17 @@ export interface BookPicks {
 /** What `list-books` returns as structuredContent. */
 export type ListBooksOutput = BookPicks;
 
+export interface ListBooksInput {
+  /** The month to show picks for, e.g. June. */
+  month?: string | null;
+}
+
 /** Every tool's structuredContent, by tool name. */
 export interface ToolOutputs {
   "list-books": ListBooksOutput;
+}
+
+/** Every tool's arguments, by tool name. */
+export interface ToolInputs {
+  "list-books": ListBooksInput;
 }
