@@ -251,9 +251,12 @@ _REACT_EDITS: dict[str, list[tuple[str, str]]] = {
     ],
     "README.md": [
         (
-            "| `widgets/book-list.html` | the widget: reads `window.openai` in ChatGPT, the MCP Apps bridge elsewhere |\n",
-            "| `web/` | the widget: React + TypeScript, built by Vite into one self-contained `web/dist/index.html` |\n"
-            "| `web/src/tools.gen.ts` | TypeScript types of the tool's result, generated from `server.py` (`appsdk types`) |\n",
+            "| `widgets/book-list.html` | the widget: reads `window.openai` in ChatGPT, "
+            "the MCP Apps bridge elsewhere |\n",
+            "| `web/` | the widget: React + TypeScript, built by Vite into one self-contained "
+            "`web/dist/index.html` |\n"
+            "| `web/src/tools.gen.ts` | TypeScript types of the tool's result, generated from `server.py` "
+            "(`appsdk types`) |\n",
         ),
         ("## Put it in ChatGPT\n", "{{react_section}}\n## Put it in ChatGPT\n"),
     ],

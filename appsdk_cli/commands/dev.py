@@ -13,6 +13,7 @@ from appsdk_cli.errors import UsageError
 
 if TYPE_CHECKING:
     from appsdk_cli.devserver.supervisor import Supervisor
+    from appsdk_cli.devserver.widget import WidgetDev
     from appsdk_cli.tunnel import Tunnel, TunnelEndpoints, TunnelSettings
 
 
@@ -85,7 +86,9 @@ def dev(
 
     from appsdk_cli.devserver.supervisor import DevConfig, Supervisor
 
+    widget = _start_widget(project)
     config = DevConfig(
+        state_extra=(("vite_url", widget.vite.url),) if widget and widget.vite.url else (),
         project=project,
         host=host,
         port=port,
@@ -95,8 +98,13 @@ def dev(
         auth=auth,
         behind_tunnel=tunnel,
     )
+    observer = widget.observe(dev_event) if widget else dev_event
     if not tunnel:
-        Supervisor(config, observer=dev_event).run()
+        try:
+            Supervisor(config, observer=observer).run()
+        finally:
+            if widget:
+                widget.close()
         return
 
     from appsdk_cli.tunnel import TunnelSettings, configured_domain, read_authtoken
@@ -109,9 +117,30 @@ def dev(
         )
     )
     try:
-        Supervisor(config, observer=dev_event, on_bound=attachment).run()
+        Supervisor(config, observer=observer, on_bound=attachment).run()
     finally:
         attachment.close()
+        if widget:
+            widget.close()
+
+
+def _start_widget(project: Path) -> WidgetDev | None:
+    """A project with web/: Vite and the widget's watching build, beside the server (or a warning why not)."""
+    from appsdk_cli.web.node import web_dir
+
+    web = web_dir(project)
+    if web is None:
+        return None
+    from appsdk_cli.devserver.widget import WidgetDev
+    from appsdk_cli.errors import AppsdkError
+    from appsdk_cli.render.console import spinner, warning
+
+    try:
+        with spinner("Starting Vite for the widget"):
+            return WidgetDev.start(project, web)
+    except AppsdkError as problem:
+        warning(f"{problem.message}; serving the last built widget (web/dist/) without hot reload")
+        return None
 
 
 class _TunnelAttachment:

@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, urlsplit
 from appsdk_cli import __version__
 from appsdk_cli.appmeta import Bridge, crash_hint, error_text, tool_crash, without_tool_crash
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.preview.devwidget import dev_document
 from appsdk_cli.preview.session import (
     DISPLAY_MODES,
     THEMES,
@@ -226,7 +227,7 @@ class PreviewServer:
                 "userAgent": USER_AGENT,
             },
         }
-        return inject_bootstrap(template.html, config), template.csp.header()
+        return dev_document(self, config, template) or (inject_bootstrap(template.html, config), template.csp.header())
 
 
 def prefers_border(meta: dict[str, Any]) -> bool:

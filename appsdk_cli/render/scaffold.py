@@ -61,7 +61,8 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
         console.print("  sign-in: OAuth 2.1; appsdk dev runs a development authorization server")
     if result.web_install is not None:
         state = {"installed": "npm packages installed", "skipped": "npm install skipped (--no-install)"}
-        console.print(f"  widget: React + TypeScript in web/ [dim]({state.get(result.web_install, 'not installed')})[/]")
+        shown = state.get(result.web_install, "not installed")
+        console.print(f"  widget: React + TypeScript in web/ [dim]({shown})[/]")
         if result.web_install not in state:
             from appsdk_cli.render.console import warning
 

@@ -232,10 +232,9 @@ class ViteDev:
             self._tail.append(str(event.get("message")))
 
     def _emit(self, event: WidgetEvent) -> None:
-        try:
+        # A renderer bug must not stop the reader (and so the widget's builds).
+        with contextlib.suppress(Exception):
             self._on_event(event)
-        except Exception:  # a renderer bug must not stop the reader (and so the widget's builds)
-            pass
 
     def close(self) -> None:
         """Stop the child and everything it started; safe to call twice."""
@@ -248,10 +247,8 @@ class ViteDev:
         if process.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGTERM)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=STOP_GRACE_SECONDS)
-            except subprocess.TimeoutExpired:
-                pass
         kill_tree(process)  # whatever is left of the group
         if process.stdin is not None:
             with contextlib.suppress(OSError):

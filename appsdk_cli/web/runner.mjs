@@ -178,6 +178,9 @@ async function dev() {
   const watcher = await vite.build({
     root,
     logLevel: "silent",
+    // The dev server above set NODE_ENV=development for this whole process; what ChatGPT gets is a production build.
+    mode: "production",
+    define: { "process.env.NODE_ENV": JSON.stringify("production") },
     build: { outDir: STAGING, emptyOutDir: true, watch: {} },
   });
   watcher.on("event", (event) => {

@@ -133,7 +133,7 @@ def typescript(tools: list[dict[str, Any]]) -> str:
                 continue
             emitter.refs = {}
             for def_key in ("$defs", "definitions"):
-                for def_name, definition in (schema.get(def_key) or {}).items():
+                for def_name in schema.get(def_key) or {}:
                     emitter.refs[f"#/{def_key}/{def_name}"] = _type_name(def_name)
             for def_key in ("$defs", "definitions"):
                 for def_name, definition in (schema.get(def_key) or {}).items():
