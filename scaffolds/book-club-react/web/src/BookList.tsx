@@ -30,7 +30,12 @@ export function BookList() {
               <div className="title">{book.title}</div>
               <div className="author">by {book.author}</div>
             </div>
-            <button type="button" className="vote" onClick={() => vote(book)} aria-label={`Vote for ${book.title}`}>
+            <button
+              type="button"
+              className={votes[book.title] ? "vote voted" : "vote"}
+              onClick={() => vote(book)}
+              aria-label={`Vote for ${book.title}`}
+            >
               <span aria-hidden="true">▲</span> {votes[book.title] ?? 0}
             </button>
           </li>
