@@ -231,9 +231,7 @@ def test_a_changed_python_model_is_a_type_error_in_the_widget(react_app: Path):
 
 
 def _screenshot(server: RunningServer, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    return appsdk(
-        "preview", "list-books", "--url", server.url, "--screenshot", str(out), *extra, timeout=180
-    )
+    return appsdk("preview", "list-books", "--url", server.url, "--screenshot", str(out), *extra, timeout=180)
 
 
 @needs_node
@@ -318,9 +316,7 @@ def dev_session(react_app: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Po
 
 @needs_node
 @needs_chromium
-def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
-    react_app: Path, dev_session, monkeypatch
-):
+def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(react_app: Path, dev_session, monkeypatch):
     from playwright.sync_api import sync_playwright
 
     from appsdk_cli.preview.server import PreviewServer

@@ -13,6 +13,7 @@ import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { isMainThread, parentPort, Worker } from "node:worker_threads";
 
 const mode = process.argv[2];
 const root = process.cwd();
@@ -21,7 +22,8 @@ const STAGING = path.join(root, "node_modules", ".appsdk", "build");
 const DIST = path.join(root, "dist");
 
 function emit(event) {
-  process.stdout.write("@@appsdk " + JSON.stringify(event) + "\n");
+  if (parentPort) parentPort.postMessage(event);
+  else process.stdout.write("@@appsdk " + JSON.stringify(event) + "\n");
 }
 
 async function load(name) {
@@ -135,13 +137,13 @@ async function build() {
   emit({ event: "built", ms: Date.now() - started, published: true, file: relative(path.join(DIST, "index.html")) });
 }
 
-async function dev() {
+// The checker and the watching build run on a worker thread: a type check is synchronous work of a second
+// or more, and on the dev server's thread it would hold every hot update back until it finished. The worker
+// also has an environment of its own, so its build is a production one while the dev server's is not.
+async function devBuilder() {
   const vite = await load("vite");
   const ts = (await load("typescript")).default;
-  const state = { typesOk: null, bundled: false, bundleOk: false, buildStarted: 0 };
-  let server = null;
-
-  const tell = (event, data) => server?.ws.send({ type: "custom", event, data });
+  const state = { typesOk: null, bundleOk: false, buildStarted: 0 };
 
   // dist/ gets the staged build only when the bundle succeeded and the types check: the last good widget.
   const publish = () => {
@@ -156,31 +158,17 @@ async function dev() {
     return true;
   };
 
-  server = await vite.createServer({
-    root,
-    logLevel: "silent",
-    clearScreen: false,
-    // The preview shows build errors itself, as one line above the last good widget.
-    server: { host: "127.0.0.1", port: Number(process.env.APPSDK_VITE_PORT || 0), strictPort: true, hmr: { overlay: false } },
-  });
-  await server.listen();
-  const address = server.httpServer.address();
-  emit({ event: "dev-server", url: `http://127.0.0.1:${address.port}/` });
-  server.watcher.on("change", (file) => emit({ event: "changed", file: relative(file), at: Date.now() }));
-
   watchTypes(ts, (errors) => {
     state.typesOk = errors.length === 0;
     emit({ event: "types", ok: state.typesOk, errors });
-    tell(state.typesOk ? "appsdk:types-ok" : "appsdk:types-error", { errors });
     if (publish()) emit({ event: "built", ms: Date.now() - state.buildStarted, published: true, file: "dist/index.html" });
   });
 
+  process.env.NODE_ENV = "production";
   const watcher = await vite.build({
     root,
     logLevel: "silent",
-    // The dev server above set NODE_ENV=development for this whole process; what ChatGPT gets is a production build.
     mode: "production",
-    define: { "process.env.NODE_ENV": JSON.stringify("production") },
     build: { outDir: STAGING, emptyOutDir: true, watch: {} },
   });
   watcher.on("event", (event) => {
@@ -193,12 +181,37 @@ async function dev() {
       event.result?.close?.();
       state.bundleOk = true;
       const published = publish();
-      emit({ event: "built", ms: event.duration ?? Date.now() - state.buildStarted, published, typesOk: state.typesOk, file: "dist/index.html" });
+      emit({ event: "built", ms: event.duration ?? Date.now() - state.buildStarted, published, file: "dist/index.html" });
     }
   });
+}
+
+async function dev() {
+  const vite = await load("vite");
+  const server = await vite.createServer({
+    root,
+    logLevel: "silent",
+    clearScreen: false,
+    // The preview shows build errors itself, as one line above the last good widget.
+    server: { host: "127.0.0.1", port: Number(process.env.APPSDK_VITE_PORT || 0), strictPort: true, hmr: { overlay: false } },
+  });
+  await server.listen();
+  const address = server.httpServer.address();
+  emit({ event: "dev-server", url: `http://127.0.0.1:${address.port}/` });
+  server.watcher.on("change", (file) => emit({ event: "changed", file: relative(file), at: Date.now() }));
+
+  const builder = new Worker(new URL(import.meta.url), { argv: ["dev-builder"], env: { ...process.env } });
+  builder.on("message", (event) => {
+    emit(event);
+    // Type errors reach the page as well (Vite reports syntax errors there itself).
+    if (event.event === "types") {
+      server.ws.send({ type: "custom", event: event.ok ? "appsdk:types-ok" : "appsdk:types-error", data: { errors: event.errors } });
+    }
+  });
+  builder.on("error", (error) => emit({ event: "build-error", error: describeBuildError(error) }));
 
   const stop = async () => {
-    await Promise.allSettled([server.close(), watcher.close()]);
+    await Promise.allSettled([server.close(), builder.terminate()]);
     process.exit(0);
   };
   process.on("SIGTERM", stop);
@@ -210,6 +223,7 @@ async function dev() {
 
 if (mode === "build") await build();
 else if (mode === "dev") await dev();
+else if (mode === "dev-builder" && !isMainThread) await devBuilder();
 else {
   emit({ event: "fatal", message: `unknown mode ${mode}` });
   process.exit(2);
