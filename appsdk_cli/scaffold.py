@@ -28,7 +28,7 @@ _NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 # A template file named dot-X becomes .X: a real .gitignore inside the wheel would be dropped by
 # packaging tools that honour ignore files.
 _DOT_PREFIX = "dot-"
-_SKIPPED = {"__pycache__", ".pytest_cache", ".appsdk", ".venv"}
+_SKIPPED = {"__pycache__", ".pytest_cache", ".appsdk", ".venv", "node_modules", "dist"}
 
 
 class WidgetTemplate(StrEnum):
