@@ -77,7 +77,10 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
         first.append((f"{shell.appsdk} dev --auth-user ada", "sign-in approves as ada; omit it for a consent page"))
         second = [(f"{shell.appsdk} call whoami", "signs in, then calls")]
     else:
-        first.append((f"{shell.appsdk} dev", f"or: {shell.python} server.py"))
+        if result.web_install is not None:
+            first.append((f"{shell.appsdk} dev", "serves the app, runs Vite and builds the widget on every save"))
+        else:
+            first.append((f"{shell.appsdk} dev", f"or: {shell.python} server.py"))
         second = [(f"{shell.appsdk} call list-books", "calls the tool the way ChatGPT does")]
     second.append((_test_command(shell.python), "the app's own tests"))
     again = "the first two lines again" if shell.setup else "the cd again"
