@@ -186,6 +186,7 @@ def test_build_is_one_self_contained_file_the_server_serves(react_app: Path):
     assert "script" in loads.tags and "style" in loads.tags  # inlined, not linked
     assert relative_assets(html) == [] and outside_loads(html) == [] and dev_server_loads(html) == []
     assert "ui/initialize" in html  # the official SDK's bridge, bundled in
+    assert '<meta name="appsdk-widget-source" content="web/index.html">' in html  # how the preview knows it
 
     server = serve_project(react_app)
     try:

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 STATIC = Path(__file__).parent / "static"
 VITE_URL_KEY = "vite_url"
+# The <meta> appsdk's builds of web/ carry (runner.mjs), whichever build of it the preview read first.
+SOURCE_MARK = '<meta name="appsdk-widget-source"'
 
 
 def vite_url_for(preview: PreviewServer, template: WidgetTemplate) -> str | None:
@@ -40,12 +42,13 @@ def vite_url_for(preview: PreviewServer, template: WidgetTemplate) -> str | None
     parts = urlsplit(url) if isinstance(url, str) else None
     if parts is None or parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "localhost"):
         return None
-    built = _project_of(Path.cwd()) / "web" / "dist" / "index.html"
-    try:
-        if built.read_text(encoding="utf-8") != template.html:
-            return None  # another widget of the app, not the one web/ builds
-    except OSError:
-        pass  # not built yet: the first build is still running
+    if SOURCE_MARK not in template.html:
+        built = _project_of(Path.cwd()) / "web" / "dist" / "index.html"
+        try:
+            if built.read_text(encoding="utf-8") != template.html:
+                return None  # another widget of the app, not the one web/ builds
+        except OSError:
+            pass  # not built yet: the first build is still running
     return f"http://{parts.netloc}/"
 
 

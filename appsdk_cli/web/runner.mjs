@@ -21,6 +21,13 @@ const projectRequire = createRequire(path.join(root, "package.json"));
 const STAGING = path.join(root, "node_modules", ".appsdk", "build");
 const DIST = path.join(root, "dist");
 
+// Marks a page built by appsdk from web/, so the preview knows which widget Vite serves the source of.
+export const SOURCE_MARK = "appsdk-widget-source";
+const markSource = () => ({
+  name: "appsdk-widget-source",
+  transformIndexHtml: () => [{ tag: "meta", attrs: { name: SOURCE_MARK, content: "web/index.html" }, injectTo: "head" }],
+});
+
 function emit(event) {
   if (parentPort) parentPort.postMessage(event);
   else process.stdout.write("@@appsdk " + JSON.stringify(event) + "\n");
@@ -129,7 +136,7 @@ async function build() {
   emit({ event: "types", ok: true, errors: [] });
   const vite = await load("vite");
   try {
-    await vite.build({ root, logLevel: "silent", build: { outDir: DIST, emptyOutDir: true } });
+    await vite.build({ root, logLevel: "silent", plugins: [markSource()], build: { outDir: DIST, emptyOutDir: true } });
   } catch (error) {
     emit({ event: "build-error", error: describeBuildError(error) });
     process.exit(1);
@@ -169,6 +176,7 @@ async function devBuilder() {
     root,
     logLevel: "silent",
     mode: "production",
+    plugins: [markSource()],
     build: { outDir: STAGING, emptyOutDir: true, watch: {} },
   });
   watcher.on("event", (event) => {
