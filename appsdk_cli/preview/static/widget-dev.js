@@ -9,7 +9,8 @@ const banner = document.createElement("div");
 banner.setAttribute("role", "alert");
 banner.setAttribute("data-appsdk-preview", "build-error");
 banner.style.cssText = [
-  "position:fixed", "top:0", "left:0", "right:0", "z-index:2147483647", "margin:0", "padding:6px 10px",
+  // Sticky at the top of the body: it pushes the widget down (the frame grows) rather than covering it.
+  "position:sticky", "top:0", "z-index:2147483647", "margin:0", "padding:6px 10px",
   "background:#b91c1c", "color:#fff", "font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace",
   "white-space:pre-wrap", "word-break:break-word", "box-shadow:0 1px 4px rgba(0,0,0,.3)",
 ].join(";");
@@ -37,7 +38,7 @@ function show() {
     return;
   }
   banner.textContent = text;
-  if (!banner.isConnected) document.documentElement.append(banner);
+  if (!banner.isConnected) document.body.prepend(banner);
 }
 
 hot.on("vite:error", (payload) => {
