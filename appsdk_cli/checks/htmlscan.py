@@ -85,11 +85,6 @@ class RelativeAsset:
 _NOT_RELATIVE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:|//|#)")
 _TEMPLATED = ("{{", "${", "{%", "<%")
 _CSS_RELATIVE_IMPORT = re.compile(r"""@import\s+(?:url\(\s*)?['"]?([^'")\s;]+)""", re.IGNORECASE)
-# A bundle's leftover chunk: import("./assets/chunk.js"), import x from "/assets/vendor.js". Bare names
-# ("react") are left alone: they fail at build time, not here, and an import map may resolve them.
-_SCRIPT_RELATIVE_IMPORT = re.compile(
-    r"""(?:\bimport\s*\(\s*|\b(?:from|import)\s*)['"`]((?:\.{1,2}/|/(?!/))[^'"`\s]*)['"`]"""
-)
 
 
 def _is_relative(url: str) -> bool:
@@ -145,9 +140,6 @@ class _Collector(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._inline == "script":
             self._scan(data, _SCRIPT_PATTERNS)
-            for match in _SCRIPT_RELATIVE_IMPORT.finditer(data):
-                if _is_relative(match.group(1)):
-                    self.relative.append(RelativeAsset(match.group(1), "import"))
         elif self._inline == "style":
             self._scan(data, _CSS_PATTERNS)
             for match in _CSS_RELATIVE_IMPORT.finditer(data):
@@ -176,14 +168,14 @@ def is_loopback_origin(origin: str) -> bool:
 
 
 def dev_server_loads(html: str) -> list[OutsideLoad]:
-    """Scripts, styles and other assets the widget loads from this machine (a dev server's URL left in a build):
-    no host can reach them, whatever the CSP declares."""
-    return [load for load in outside_loads(html) if load.kind == RESOURCE and is_loopback_origin(load.origin)]
+    """Scripts and styles the widget loads from this machine (a dev server's page served as the widget): no host
+    can reach them, whatever the CSP declares. (An image from there is APPS505's, like any undeclared origin.)"""
+    code = ("<script", "<link", "import", "@import")
+    return [load for load in outside_loads(html) if load.how.startswith(code) and is_loopback_origin(load.origin)]
 
 
 def relative_assets(html: str) -> list[RelativeAsset]:
-    """Scripts, stylesheets and module imports a widget loads by a relative URL; none when a `<base href>`
-    makes them absolute."""
+    """Scripts and stylesheets a widget loads by a relative URL; none when a `<base href>` makes them absolute."""
     collector = _Collector()
     collector.feed(html)
     collector.close()

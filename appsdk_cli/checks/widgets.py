@@ -44,8 +44,8 @@ RELATIVE_ASSET = Rule(
     "APPS204",
     "relative-asset-url",
     Severity.ERROR,
-    "Widget HTML whose scripts, stylesheets or module imports are neither inlined nor fetchable: relative URLs "
-    "(`./app.js`, `/assets/chunk.js`) or a dev server on this machine (`http://localhost:5173/@vite/client`)",
+    "Widget HTML whose scripts or stylesheets are neither inlined nor fetchable: relative URLs "
+    "(`./app.js`, `styles.css`, `/main.css`) or a dev server on this machine (`http://localhost:5173/@vite/client`)",
     "A widget is served from a `ui://` resource, so a relative URL loads nothing in any host, and no host reaches "
     "your machine's dev server: the widget renders dead",
 )
