@@ -13,6 +13,7 @@ import typer
 from appsdk_cli import __version__
 from appsdk_cli.commands.apps import app_server, apps
 from appsdk_cli.commands.auth import auth
+from appsdk_cli.commands.build import build, types
 from appsdk_cli.commands.call import call, read, resources, tools
 from appsdk_cli.commands.check import check
 from appsdk_cli.commands.dev import dev
@@ -54,6 +55,8 @@ def _root(
 # Short lines for the command list; each command's docstring is its full --help.
 app.command(short_help="Scaffold the book-club app: server, widget and tests.")(new)
 app.command(short_help="Serve the app with hot reload (--tunnel: and over HTTPS).")(dev)
+app.command(short_help="Build the React widget into one self-contained web/dist/index.html.")(build)
+app.command(short_help="Generate the widget's TypeScript types from the tools' outputSchema.")(types)
 app.command(short_help="Call a tool the way ChatGPT does and show what each side gets.")(call)
 app.command(short_help="List the tools: arguments, sign-in scopes and Apps SDK metadata.")(tools)
 app.command(short_help="List the resources and their MIME types.")(resources)

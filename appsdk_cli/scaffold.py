@@ -6,6 +6,7 @@ failure at any point leaves nothing behind.
 
 from __future__ import annotations
 
+import contextlib
 import filecmp
 import keyword
 import os
@@ -21,11 +22,20 @@ from appsdk_cli.errors import AppsdkError, UsageError
 TEMPLATE = "book-club"
 # `appsdk new --auth`: these files replace or join the template's (the protected resource server).
 AUTH_OVERLAY = "book-club-auth"
+# `appsdk new --template react`: web/ (Vite, React, TypeScript) joins the template and replaces widgets/.
+REACT_OVERLAY = "book-club-react"
 _NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 # A template file named dot-X becomes .X: a real .gitignore inside the wheel would be dropped by
 # packaging tools that honour ignore files.
 _DOT_PREFIX = "dot-"
-_SKIPPED = {"__pycache__", ".pytest_cache", ".appsdk", ".venv"}
+_SKIPPED = {"__pycache__", ".pytest_cache", ".appsdk", ".venv", "node_modules", "dist"}
+
+
+class WidgetTemplate(StrEnum):
+    """How the widget is written: one hand-written HTML file, or a Vite + React + TypeScript project in web/."""
+
+    HTML = "html"
+    REACT = "react"
 
 
 class WidgetFlavor(StrEnum):
@@ -55,6 +65,9 @@ class ScaffoldResult:
     replaced: tuple[Replaced, ...] = ()  # --force: files that differed; the user's version is kept beside
     unchanged: tuple[Path, ...] = ()  # --force: files already exactly as the template has them
     added: tuple[Path, ...] = ()  # files that did not exist before (all of them for a new project)
+    template: WidgetTemplate = WidgetTemplate.HTML
+    # --template react: "installed", "skipped" (--no-install), or why web/'s packages are not installed
+    web_install: str | None = None
 
 
 def templates_root() -> Path:
@@ -90,6 +103,7 @@ def scaffold(
     flavor: WidgetFlavor = WidgetFlavor.MCP_APPS,
     auth: bool = False,
     domain: str | None = None,
+    template: WidgetTemplate = WidgetTemplate.HTML,
 ) -> ScaffoldResult:
     """Create parent/name from the book-club template (with auth: its OAuth-protected variant);
     raise AppsdkError and leave nothing on failure.
@@ -103,6 +117,9 @@ def scaffold(
     sources = [templates_root() / TEMPLATE]
     if auth:
         sources.append(templates_root() / AUTH_OVERLAY)
+    react = template is WidgetTemplate.REACT
+    if react:
+        sources.append(templates_root() / REACT_OVERLAY)
     parent = parent.expanduser()
     target = parent / name
     if parent.exists() and not parent.is_dir():
@@ -128,6 +145,8 @@ def scaffold(
     try:
         values = _template_values(name, flavor, domain, auth)
         files = sorted({path for source in sources for path in _render_tree(source, staging, values)})
+        if react:
+            files = _make_react(staging, files)
         if domain:
             _uncomment_tunnel_table(staging / "pyproject.toml")
         if occupied:
@@ -152,6 +171,7 @@ def scaffold(
         replaced=tuple(replaced),
         unchanged=tuple(unchanged),
         added=tuple(added),
+        template=template,
     )
 
 
@@ -196,6 +216,76 @@ def _uncomment_tunnel_table(pyproject: Path) -> None:
     if _TUNNEL_TABLE_COMMENTED not in text:
         raise AppsdkError("appsdk's template has no [tool.appsdk.tunnel] table; reinstall appsdk-cli")
     pyproject.write_text(text.replace(_TUNNEL_TABLE_COMMENTED, '[tool.appsdk.tunnel]\ndomain = "'), encoding="utf-8")
+
+
+# --template react: the template's widget file gives way to web/, and what points at it follows.
+_HTML_WIDGET = Path("widgets/book-list.html")
+_REACT_EDITS: dict[str, list[tuple[str, str]]] = {
+    "server.py": [
+        (
+            'WIDGET_FILE = Path(__file__).parent / "widgets" / "book-list.html"\n',
+            "# The widget is built from web/ (React + TypeScript) into one self-contained file: `appsdk build`\n"
+            "# writes it, `appsdk dev` rebuilds it on every save. The server hands exactly this file to ChatGPT.\n"
+            'WIDGET_FILE = Path(__file__).parent / "web" / "dist" / "index.html"\n'
+            "NOT_BUILT_PAGE = (\n"
+            '    \'<!doctype html><html lang="en"><meta charset="utf-8"><title>Widget not built</title>\'\n'
+            '    "<p>This widget has not been built yet: run <code>appsdk build</code> in the project "\n'
+            '    "(or <code>npm run build</code> in web/).</p></html>"\n'
+            ")\n",
+        ),
+        (
+            "    # Read on every request so an edited widget is served without a restart.\n"
+            '    return WIDGET_FILE.read_text(encoding="utf-8")\n',
+            "    # Read on every request, so each rebuild is served without a restart.\n"
+            "    if not WIDGET_FILE.is_file():\n"
+            "        return NOT_BUILT_PAGE\n"
+            '    return WIDGET_FILE.read_text(encoding="utf-8")\n',
+        ),
+    ],
+    "pyproject.toml": [('"widgets"]', '"web/dist"]')],
+    "tests/test_server.py": [
+        (
+            '        assert "window.openai" in content.text and "ui/initialize" in content.text\n',
+            "        assert content.text == server.book_list_widget()  # the built web/dist/index.html\n",
+        )
+    ],
+    "README.md": [
+        (
+            "| `widgets/book-list.html` | the widget: reads `window.openai` in ChatGPT, "
+            "the MCP Apps bridge elsewhere |\n",
+            "| `web/` | the widget: React + TypeScript, built by Vite into one self-contained "
+            "`web/dist/index.html` |\n"
+            "| `web/src/tools.gen.ts` | TypeScript types of the tool's result, generated from `server.py` "
+            "(`appsdk types`) |\n",
+        ),
+        ("## Put it in ChatGPT\n", "{{react_section}}\n## Put it in ChatGPT\n"),
+    ],
+    ".gitignore": [("build/\n", "build/\nweb/node_modules/\nweb/dist/\n")],
+}
+
+
+# The sign-in template's tests do not read the widget's text, so there is nothing of theirs to change.
+_OPTIONAL_EDITS = {"tests/test_server.py"}
+
+
+def _make_react(staging: Path, files: list[Path]) -> list[Path]:
+    """Point the rendered project at web/ instead of widgets/book-list.html; the files written."""
+    (staging / _HTML_WIDGET).unlink()
+    with_section = staging / "web" / "README-section.md"
+    section = with_section.read_text(encoding="utf-8")
+    with_section.unlink()
+    for name, edits in _REACT_EDITS.items():
+        path = staging / name
+        text = path.read_text(encoding="utf-8")
+        for old, new in edits:
+            if old not in text and name not in _OPTIONAL_EDITS:
+                raise AppsdkError(f"appsdk's template {name} does not have what --template react changes; reinstall")
+            text = text.replace(old, new.replace("{{react_section}}", section), 1)
+        path.write_text(text, encoding="utf-8")
+    with contextlib.suppress(OSError):
+        (staging / "widgets").rmdir()
+    dropped = {_HTML_WIDGET, Path("web/README-section.md")}
+    return [path for path in files if path not in dropped]
 
 
 def _template_values(name: str, flavor: WidgetFlavor, domain: str | None, auth: bool) -> dict[str, str]:

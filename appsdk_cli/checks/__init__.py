@@ -54,9 +54,11 @@ RULES: tuple[Rule, ...] = tuple(rule for rules, _ in FAMILIES for rule in rules)
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1}
 
 
-def run_rules(snapshot: Snapshot, *, strict: bool = False) -> CheckReport:
-    """Every rule over one snapshot; errors first, then by rule ID and target."""
+def run_rules(snapshot: Snapshot, *, strict: bool = False, project: Path | None = None) -> CheckReport:
+    """Every rule over one snapshot (and the project's files, when known); errors first, then by rule ID and target."""
     findings = [finding for _, check in FAMILIES for finding in check(snapshot)]
+    if project is not None:
+        findings += widgets.build_findings(project)
     findings.sort(key=lambda f: (_SEVERITY_ORDER[f.severity], f.rule.id, f.target))
     return CheckReport(snapshot, findings, strict=strict)
 
@@ -80,14 +82,16 @@ def check_path(
     app = app_target(project)
     if module and module != app.module:
         app = AppTarget(app.project, module, "mcp", None)
-    return run_rules(collect_path(app, timeout=timeout, call_tools=call_tools), strict=strict)
+    return run_rules(collect_path(app, timeout=timeout, call_tools=call_tools), strict=strict, project=app.project)
 
 
-def check_live(target: Target, *, call_tools: bool = True, strict: bool = False) -> CheckReport:
-    """Live mode: check what a running server really sends."""
+def check_live(
+    target: Target, *, call_tools: bool = True, strict: bool = False, project: Path | None = None
+) -> CheckReport:
+    """Live mode: check what a running server really sends (and, for this project's `appsdk dev`, its files)."""
     from appsdk_cli.checks.live import collect_live
 
-    return run_rules(collect_live(target, call_tools=call_tools), strict=strict)
+    return run_rules(collect_live(target, call_tools=call_tools), strict=strict, project=project)
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,7 @@ def choose_source(
         return Source(
             "live",
             target=Target(url=state.url, source=".appsdk/dev.json", timeout=timeout, token=token, protocol=protocol),
+            project=find_project(here),
         )
     return Source("path", project=find_project(here))
 
@@ -154,7 +159,7 @@ def choose_source(
 def check_source(source: Source, *, timeout: float, call_tools: bool = True, strict: bool = False) -> CheckReport:
     if source.mode == "live":
         assert source.target is not None
-        return check_live(source.target, call_tools=call_tools, strict=strict)
+        return check_live(source.target, call_tools=call_tools, strict=strict, project=source.project)
     assert source.project is not None
     return check_path(source.project, timeout=timeout, call_tools=call_tools, strict=strict, module=source.app)
 

@@ -159,6 +159,21 @@ def outside_loads(html: str) -> list[OutsideLoad]:
     return collector.loads
 
 
+_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1", "0.0.0.0")
+
+
+def is_loopback_origin(origin: str) -> bool:
+    host = urlsplit(origin).hostname or ""
+    return host in _LOOPBACK_HOSTS or host.endswith(".localhost")
+
+
+def dev_server_loads(html: str) -> list[OutsideLoad]:
+    """Scripts and styles the widget loads from this machine (a dev server's page served as the widget): no host
+    can reach them, whatever the CSP declares. (An image from there is APPS505's, like any undeclared origin.)"""
+    code = ("<script", "<link", "import", "@import")
+    return [load for load in outside_loads(html) if load.how.startswith(code) and is_loopback_origin(load.origin)]
+
+
 def relative_assets(html: str) -> list[RelativeAsset]:
     """Scripts and stylesheets a widget loads by a relative URL; none when a `<base href>` makes them absolute."""
     collector = _Collector()

@@ -9,10 +9,11 @@ import base64
 import binascii
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from appsdk_cli.appmeta import WIDGET_MIME_TYPES
-from appsdk_cli.checks.htmlscan import relative_assets
+from appsdk_cli.checks.htmlscan import dev_server_loads, relative_assets
 from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, resource_target
 from appsdk_cli.checks.plan import is_widget_candidate, referenced_uris
 
@@ -43,10 +44,19 @@ RELATIVE_ASSET = Rule(
     "APPS204",
     "relative-asset-url",
     Severity.ERROR,
-    "Widget HTML whose scripts or stylesheets have relative URLs (`./app.js`, `styles.css`, `/main.css`)",
-    "A widget is served from a `ui://` resource, so a relative URL loads nothing in any host: the widget renders dead",
+    "Widget HTML whose scripts or stylesheets are neither inlined nor fetchable: relative URLs "
+    "(`./app.js`, `styles.css`, `/main.css`) or a dev server on this machine (`http://localhost:5173/@vite/client`)",
+    "A widget is served from a `ui://` resource, so a relative URL loads nothing in any host, and no host reaches "
+    "your machine's dev server: the widget renders dead",
 )
-RULES = (WIDGET_MIME_TYPE, SKYBRIDGE_ONLY, WIDGET_UNREADABLE, RELATIVE_ASSET)
+STALE_BUILD = Rule(
+    "APPS205",
+    "widget-build-stale",
+    Severity.WARNING,
+    "A widget project (web/) whose built `web/dist/index.html` is missing or older than its sources",
+    "The server serves the built file: ChatGPT gets the widget as it was at the last build, not as the code is",
+)
+RULES = (WIDGET_MIME_TYPE, SKYBRIDGE_ONLY, WIDGET_UNREADABLE, RELATIVE_ASSET, STALE_BUILD)
 
 
 @dataclass(frozen=True)
@@ -165,3 +175,48 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 "inline the script and styles into the HTML (a bundler's single-file build does it), or serve "
                 "them at absolute https URLs on an origin the widget's CSP lists",
             )
+        local = dev_server_loads(widget.html or "")
+        if local:
+            shown = ", ".join(f"{load.how} {load.url}" for load in local[:3])
+            more = f" and {len(local) - 3} more" if len(local) > 3 else ""
+            yield Finding(
+                RELATIVE_ASSET,
+                target,
+                f"widget {widget.uri} loads {shown}{more} from this machine, which no host can reach",
+                "serve the built, self-contained file (`appsdk build` writes web/dist/index.html), not the dev "
+                "server's page",
+            )
+
+
+# What a widget project's build is made from, besides everything under web/src/.
+_BUILD_INPUTS = ("index.html", "package.json", "package-lock.json", "tsconfig.json", "vite.config.ts", "vite.config.js")
+
+
+def build_findings(project: Path) -> Iterator[Finding]:
+    """APPS205 for a project with web/: the built file exists and is newer than every source it is built from."""
+    web = project / "web"
+    if not (web / "package.json").is_file():
+        return
+    built = web / "dist" / "index.html"
+    target = "project web/"
+    if not built.is_file():
+        yield Finding(
+            STALE_BUILD,
+            target,
+            "web/dist/index.html does not exist, so the server serves a 'not built yet' page as the widget",
+            "run `appsdk build` (appsdk dev rebuilds it on every save)",
+        )
+        return
+    sources = [web / name for name in _BUILD_INPUTS if (web / name).is_file()]
+    sources += [path for path in (web / "src").rglob("*") if path.is_file()] if (web / "src").is_dir() else []
+    built_at = built.stat().st_mtime
+    newer = sorted((path for path in sources if path.stat().st_mtime > built_at), key=lambda p: -p.stat().st_mtime)
+    if newer:
+        names = ", ".join(str(path.relative_to(project)) for path in newer[:3])
+        more = f" and {len(newer) - 3} more" if len(newer) > 3 else ""
+        yield Finding(
+            STALE_BUILD,
+            target,
+            f"web/dist/index.html is older than {names}{more}: the server serves the widget as it was before",
+            "run `appsdk build` (appsdk dev rebuilds it on every good save)",
+        )

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from appsdk_cli.devserver.events import DevEvent
     from appsdk_cli.devserver.supervisor import DevConfig, Supervisor
+    from appsdk_cli.devserver.widget import WidgetDev
     from appsdk_cli.tunnel import Tunnel, TunnelEndpoints, TunnelSettings
     from appsdk_cli.workbench.dev import DevWorkbench
 
@@ -98,7 +99,9 @@ def dev(
 
     from appsdk_cli.devserver.supervisor import DevConfig
 
+    widget = _start_widget(project)
     config = DevConfig(
+        state_extra=(("vite_url", widget.vite.url),) if widget and widget.vite.url else (),
         project=project,
         host=host,
         port=port,
@@ -108,17 +111,19 @@ def dev(
         auth=auth,
         behind_tunnel=tunnel,
     )
-    observer = dev_event
+    observer = widget.observe(dev_event) if widget else dev_event
     bench = None
     if not no_workbench:
         from appsdk_cli.workbench.dev import DevWorkbench
 
-        bench = observer = DevWorkbench(dev_event, open_browser=open_workbench)
+        bench = observer = DevWorkbench(observer, open_browser=open_workbench)
     try:
         _serve(config, observer, bench, tunnel=tunnel, domain=domain, authtoken=authtoken)
     finally:
         if bench is not None:
             bench.close()
+        if widget:
+            widget.close()
 
 
 def _serve(
@@ -159,6 +164,25 @@ def _serve(
         supervisor.run()
     finally:
         attachment.close()
+
+
+def _start_widget(project: Path) -> WidgetDev | None:
+    """A project with web/: Vite and the widget's watching build, beside the server (or a warning why not)."""
+    from appsdk_cli.web.node import web_dir
+
+    web = web_dir(project)
+    if web is None:
+        return None
+    from appsdk_cli.devserver.widget import WidgetDev
+    from appsdk_cli.errors import AppsdkError
+    from appsdk_cli.render.console import spinner, warning
+
+    try:
+        with spinner("Starting Vite for the widget"):
+            return WidgetDev.start(project, web)
+    except AppsdkError as problem:
+        warning(f"{problem.message}; serving the last built widget (web/dist/) without hot reload")
+        return None
 
 
 class _TunnelAttachment:

@@ -5,6 +5,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from appsdk_cli.errors import UsageError
+
 if TYPE_CHECKING:
     from appsdk_cli.scaffold import ScaffoldResult
 
@@ -42,6 +44,17 @@ def new(
             show_default=False,
         ),
     ] = None,
+    template: Annotated[
+        str,
+        typer.Option(
+            "--template",
+            help="The widget: html (one hand-written file) or react (Vite + React + TypeScript in web/).",
+            metavar="html|react",
+        ),
+    ] = "html",
+    no_install: Annotated[
+        bool, typer.Option("--no-install", help="With --template react: skip `npm install` in web/.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     no_plugin: Annotated[
         bool, typer.Option("--no-plugin", help="Skip the plugin files (.codex-plugin/, .mcp.json, assets/).")
@@ -49,13 +62,46 @@ def new(
 ) -> None:
     """Scaffold a working book-club app: server, widget and tests."""
     from appsdk_cli.render.scaffold import scaffold_result
-    from appsdk_cli.scaffold import WidgetFlavor, scaffold
+    from appsdk_cli.scaffold import WidgetFlavor, WidgetTemplate, scaffold
 
+    if template not in tuple(WidgetTemplate):
+        raise UsageError(f"--template {template!r} is not a template; choose html or react")
+    widget = WidgetTemplate(template)
+    if no_install and widget is not WidgetTemplate.REACT:
+        raise UsageError("--no-install goes with --template react")
     flavor = WidgetFlavor.SKYBRIDGE if skybridge else WidgetFlavor.MCP_APPS
-    result = scaffold(name, path, force=force, flavor=flavor, auth=auth, domain=domain)
+    result = scaffold(name, path, force=force, flavor=flavor, auth=auth, domain=domain, template=widget)
     if not no_plugin:
         result = _with_plugin(result, force=force)
+    if widget is WidgetTemplate.REACT:
+        result = _install_web(result, skip=no_install, quiet=as_json)
     scaffold_result(result, as_json=as_json)
+
+
+def _install_web(result: ScaffoldResult, *, skip: bool, quiet: bool) -> ScaffoldResult:
+    """`npm install` in the new web/; without Node, the project is kept and the result says what to install."""
+    from dataclasses import replace
+
+    from appsdk_cli.errors import AppsdkError
+    from appsdk_cli.render.console import spinner
+    from appsdk_cli.web.node import find_node, npm_install
+
+    web = result.path / "web"
+    if skip:
+        return replace(result, web_install="skipped")
+    try:
+        node = find_node(web)
+    except AppsdkError as problem:
+        return replace(result, web_install=problem.message)
+    try:
+        if quiet:
+            npm_install(web, node)
+        else:
+            with spinner(f"Installing the widget's packages (npm install in {web.name}/)"):
+                npm_install(web, node)
+    except AppsdkError as problem:
+        raise AppsdkError(f"{result.path} was created, but not its widget's packages: {problem.message}") from problem
+    return replace(result, web_install="installed")
 
 
 def _with_plugin(result: ScaffoldResult, *, force: bool) -> ScaffoldResult:

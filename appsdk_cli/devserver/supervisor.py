@@ -89,6 +89,8 @@ class DevConfig:
     auth: AuthConfig | None = None
     # A tunnel will front this server: the only way the authorization server may listen beyond loopback.
     behind_tunnel: bool = False
+    # More for .appsdk/dev.json's `extra` (the widget's Vite dev server, which the preview loads).
+    state_extra: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -333,7 +335,7 @@ class Supervisor:
             pid=os.getpid(),
             transport=self.config.transport.value,
             public_url=public_url,
-            extra={"auth_issuer": self._auth.issuer} if self._auth is not None else {},
+            extra={**dict(self.config.state_extra), **({"auth_issuer": self._auth.issuer} if self._auth else {})},
         )
         write_dev_state(self.project, state)
         self._dev_state_written = True
@@ -743,4 +745,6 @@ class _DevFilter:
             parts = Path(path).relative_to(self._project).parts
         except ValueError:
             return False
+        if parts[:1] == ("web",) and (self._project / "web" / "package.json").is_file():
+            return False  # a widget project: Vite watches it, and the server reads web/dist/ on every request
         return not any(part in IGNORED_DIRS or part.startswith(".#") for part in parts)

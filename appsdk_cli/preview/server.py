@@ -27,6 +27,7 @@ from appsdk_cli import __version__
 from appsdk_cli.appmeta import Bridge, crash_hint, error_text, tool_crash, without_tool_crash
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.preview import hostroutes
+from appsdk_cli.preview.devwidget import vite_page
 from appsdk_cli.preview.files import FileStore
 from appsdk_cli.preview.session import (
     DISPLAY_MODES,
@@ -306,8 +307,9 @@ class PreviewServer:
                 "userAgent": USER_AGENT,
             },
         }
-        csp = hostroutes.widget_extras(self, query, config, template.csp)
-        return inject_bootstrap(template.html, config), csp
+        vite = vite_page(self, preview, template)  # `appsdk dev`'s Vite, for hot module replacement
+        csp = hostroutes.widget_extras(self, query, config, vite.csp(template.csp) if vite else template.csp)
+        return (vite.document(config) if vite else inject_bootstrap(template.html, config)), csp
 
 
 def prefers_border(meta: dict[str, Any]) -> bool:

@@ -147,3 +147,56 @@ def _next_commands(event: Any) -> list[tuple[str, str]]:
     if not event.tunnel:
         commands.append((f"{shell.appsdk} tunnel", "an HTTPS URL for ChatGPT"))
     return commands
+
+
+# --- the widget (a project with web/) --------------------------------------------------------------------
+
+
+def widget_started(vite_url: str | None) -> None:
+    from appsdk_cli.render.console import escape
+
+    stdout().print(
+        f"[bold]widget[/]  Vite at {escape(vite_url or '?')} [dim](appsdk preview updates by hot reload)[/]; "
+        "ChatGPT gets web/dist/index.html, rebuilt on every good save",
+        soft_wrap=True,
+    )
+
+
+def widget_event(event: Any) -> None:
+    """One line per thing the widget's build did that a developer needs to know."""
+    from appsdk_cli.render.console import escape
+    from appsdk_cli.web.build import errors_line
+
+    if event.kind == "built" and event.published:
+        took = f" in {event.seconds:.2f} s" if event.seconds is not None else ""
+        stdout().print(f"[green]widget rebuilt[/]{took} [dim](web/{escape(event.file or '')})[/]", soft_wrap=True)
+    elif event.kind == "build-error":
+        stdout().print(
+            f"[red]widget build failed:[/] {escape(errors_line(list(event.errors)))} "
+            "[dim](the last good widget stays up)[/]",
+            soft_wrap=True,
+        )
+    elif event.kind == "types" and event.errors:
+        stdout().print(
+            f"[red]widget type error:[/] {escape(errors_line(list(event.errors)))} "
+            "[dim](the last good widget stays up)[/]",
+            soft_wrap=True,
+        )
+    elif event.kind == "exited":
+        stderr().print(
+            f"[red]error:[/] {escape(event.message or 'Vite exited')}; the server keeps serving web/dist/",
+            soft_wrap=True,
+        )
+
+
+def widget_types_written(result: Any, problem: str | None) -> None:
+    from appsdk_cli.render.console import escape
+
+    if problem is not None:
+        warning(f"could not regenerate the widget's types: {problem}")
+        return
+    stdout().print(
+        f"[green]widget types[/] web/src/tools.gen.ts updated from the tools' schemas "
+        f"[dim]({escape(', '.join(result.tools))})[/]",
+        soft_wrap=True,
+    )

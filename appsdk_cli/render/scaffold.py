@@ -25,6 +25,8 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
                 "added": [str(f) for f in result.added],
                 "replaced": [{"path": str(r.path), "backup": str(r.backup)} for r in result.replaced],
                 "unchanged": [str(f) for f in result.unchanged],
+                "template": result.template.value,
+                "webInstall": result.web_install,
             }
         )
         return
@@ -57,6 +59,14 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
         )
     if result.auth:
         console.print("  sign-in: OAuth 2.1; appsdk dev runs a development authorization server")
+    if result.web_install is not None:
+        state = {"installed": "npm packages installed", "skipped": "npm install skipped (--no-install)"}
+        shown = state.get(result.web_install, "not installed")
+        console.print(f"  widget: React + TypeScript in web/ [dim]({shown})[/]")
+        if result.web_install not in state:
+            from appsdk_cli.render.console import warning
+
+            warning(result.web_install)
     console.print()
     shell = fresh_shell()
     first: list[tuple[str, str]] = []
@@ -67,7 +77,10 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
         first.append((f"{shell.appsdk} dev --auth-user ada", "sign-in approves as ada; omit it for a consent page"))
         second = [(f"{shell.appsdk} call whoami", "signs in, then calls")]
     else:
-        first.append((f"{shell.appsdk} dev", f"or: {shell.python} server.py"))
+        if result.web_install is not None:
+            first.append((f"{shell.appsdk} dev", "serves the app, runs Vite and builds the widget on every save"))
+        else:
+            first.append((f"{shell.appsdk} dev", f"or: {shell.python} server.py"))
         second = [(f"{shell.appsdk} call list-books", "calls the tool the way ChatGPT does")]
     second.append((_test_command(shell.python), "the app's own tests"))
     again = "the first two lines again" if shell.setup else "the cd again"

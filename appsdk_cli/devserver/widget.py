@@ -1,0 +1,84 @@
+"""The widget half of `appsdk dev` for a project with web/: Vite beside the server, and types kept current.
+
+The server half (the supervisor) does not know about it beyond one entry in .appsdk/dev.json: the Vite
+dev server's URL, which `appsdk preview` loads the widget from (with hot module replacement). What
+ChatGPT gets is web/dist/index.html, rebuilt on every good save by the runner's watching build.
+
+When a reload changes the tools (an outputSchema among them), web/src/tools.gen.ts is regenerated on a
+thread of its own, and the watching type checker reports what the change broke in the widget.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from appsdk_cli.errors import AppsdkError
+
+if TYPE_CHECKING:
+    from appsdk_cli.devserver.events import DevEvent
+    from appsdk_cli.web.build import ViteDev
+
+
+@dataclass
+class WidgetDev:
+    project: Path
+    web: Path
+    vite: ViteDev
+    _types_wanted: threading.Event
+    _stop: threading.Event
+    _thread: threading.Thread | None = None
+
+    @classmethod
+    def start(cls, project: Path, web: Path) -> WidgetDev:
+        from appsdk_cli.render.dev import widget_event
+        from appsdk_cli.web.build import ViteDev
+
+        vite = ViteDev(web, widget_event)
+        vite.start()
+        widget = cls(project, web, vite, threading.Event(), threading.Event())
+        widget._thread = threading.Thread(target=widget._regenerate_types, name="widget-types", daemon=True)
+        widget._thread.start()
+        return widget
+
+    def observe(self, inner: Callable[[DevEvent], None]) -> Callable[[DevEvent], None]:
+        """The dev renderer, plus: regenerate the types once the app serves, and whenever its tools change."""
+        from appsdk_cli.devserver import events
+
+        def observer(event: DevEvent) -> None:
+            inner(event)
+            if isinstance(event, events.Started):
+                from appsdk_cli.render.dev import widget_started
+
+                widget_started(self.vite.url)
+                if event.app_ok:
+                    self._types_wanted.set()
+            elif isinstance(event, events.Reloaded) and event.app_ok and event.tools is not None:
+                self._types_wanted.set()
+
+        return observer
+
+    def _regenerate_types(self) -> None:
+        from appsdk_cli.render.dev import widget_types_written
+        from appsdk_cli.web.build import generate_types
+
+        while not self._stop.is_set():
+            if not self._types_wanted.wait(0.5):
+                continue
+            self._types_wanted.clear()
+            try:
+                result = generate_types(self.project, self.web)
+            except AppsdkError as problem:
+                widget_types_written(None, problem.message)
+                continue
+            if result.changed:
+                widget_types_written(result, None)
+
+    def close(self) -> None:
+        self._stop.set()
+        self.vite.close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

@@ -1,0 +1,108 @@
+"""The preview's widget document from the app's Vite dev server, for hot module replacement.
+
+When `appsdk dev` runs a project with web/, it records its Vite dev server in .appsdk/dev.json. If the
+widget the preview shows is that project's built file (web/dist/index.html), the preview serves Vite's
+HTML instead, on the same sandbox origin and with the same host bootstrap: the page's scripts then come
+from Vite, and a saved .tsx/.css file updates the widget in place, keeping React state. The CSP is the
+resource's own, plus the Vite origin and its HMR websocket and nothing else.
+
+This is the local preview only. What ChatGPT (or a tunnel) gets stays the self-contained built file.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from appsdk_cli.preview.csp import HostCsp
+    from appsdk_cli.preview.server import PreviewServer
+    from appsdk_cli.preview.session import PreviewSession, WidgetTemplate
+
+STATIC = Path(__file__).parent / "static"
+VITE_URL_KEY = "vite_url"
+# The <meta> appsdk's builds of web/ carry (runner.mjs), whichever build of it the preview read first.
+SOURCE_MARK = '<meta name="appsdk-widget-source"'
+
+
+@dataclass(frozen=True)
+class VitePage:
+    """The widget's page as `appsdk dev`'s Vite serves it, before the preview's bootstrap goes in."""
+
+    url: str  # http://127.0.0.1:PORT/
+    html: str
+
+    def csp(self, csp: HostCsp) -> HostCsp:
+        """The resource's CSP, plus the Vite origin and its HMR websocket and nothing else."""
+        origin = self.url.rstrip("/")
+        socket = "ws://" + urlsplit(self.url).netloc
+        return replace(
+            csp,
+            connect=(*csp.connect, origin, socket),
+            resource=(*csp.resource, origin),
+            base_uri=(*csp.base_uri, origin),
+        )
+
+    def document(self, config: dict[str, Any]) -> str:
+        """The page with the dev overlay (build errors) and the preview's bootstrap injected."""
+        from appsdk_cli.preview.server import inject_bootstrap
+
+        overlay = (STATIC / "widget-dev.js").read_text(encoding="utf-8")
+        head = (
+            f'<base href="{self.url}">\n<script type="module" data-appsdk-preview="widget-dev">\n{overlay}</script>\n'
+        )
+        found = re.search(r"<head\b[^>]*>", self.html, flags=re.IGNORECASE)
+        html = self.html[: found.end()] + "\n" + head + self.html[found.end() :] if found else head + self.html
+        return inject_bootstrap(html, config)
+
+
+def vite_url_for(session: PreviewSession, template: WidgetTemplate) -> str | None:
+    """The Vite dev server that serves this widget's source, when `appsdk dev` runs one for it."""
+    from appsdk_cli.project import find_dev_state
+
+    target_url = session.target.url
+    if not target_url:
+        return None
+    state = find_dev_state(Path.cwd())
+    if state is None or state.url != target_url:
+        return None
+    url = state.extra.get(VITE_URL_KEY) if isinstance(state.extra, dict) else None
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "localhost"):
+        return None
+    if SOURCE_MARK not in template.html:
+        built = _project_of(Path.cwd()) / "web" / "dist" / "index.html"
+        try:
+            if built.read_text(encoding="utf-8") != template.html:
+                return None  # another widget of the app, not the one web/ builds
+        except OSError:
+            pass  # not built yet: the first build is still running
+    return f"http://{parts.netloc}/"
+
+
+def vite_page(server: PreviewServer, session: PreviewSession, template: WidgetTemplate) -> VitePage | None:
+    """Vite's page for this run's widget; None to serve the resource as it is."""
+    from appsdk_cli.preview.server import LogEntry
+
+    vite = vite_url_for(session, template)
+    if vite is None:
+        return None
+    try:
+        with urllib.request.urlopen(vite, timeout=10) as answer:  # a loopback http URL, checked above
+            html = answer.read().decode("utf-8", "replace")
+    except OSError as problem:
+        server.record(LogEntry("host", "warn", f"Vite at {vite} did not answer ({problem}); showing the built widget"))
+        return None
+    return VitePage(vite, html)
+
+
+def _project_of(start: Path) -> Path:
+    start = start.resolve()
+    for folder in [start, *start.parents]:
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return start
