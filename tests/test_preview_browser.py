@@ -86,6 +86,21 @@ def widget_eval(page, expression: str):
 # --- the scaffold's widget ----------------------------------------------------------------------------
 
 
+def test_a_bordered_widget_gets_its_whole_measured_box_on_first_load(page, app_server):
+    """The scaffold's widget prefers a border: drawn outside the frame, it takes nothing of the height the
+    widget reported (a border on the frame ate 2 px, so the first load overflowed and scrolled)."""
+    preview = serve(app_server, "list-books")
+    try:
+        open_page(page, preview)
+        assert "border" in (page.locator("#stage").get_attribute("class") or "")
+        outer, inner, width = page.locator("#widget").evaluate("(f) => [f.offsetHeight, f.clientHeight, f.clientWidth]")
+        assert outer == inner and width == 768  # no border inside the frame's box
+        scroll, view = widget_eval(page, "() => [document.documentElement.scrollHeight, window.innerHeight]")
+        assert scroll <= view, (scroll, view)
+    finally:
+        preview.close()
+
+
 def test_book_club_renders_through_window_openai(page, app_server):
     preview = serve(app_server, "list-books", ["month=June"])
     try:
