@@ -41,13 +41,41 @@ def parse_answers(words: list[str] | None, answers_json: str | None) -> dict[str
     return answers
 
 
+def choices(schema: dict[str, Any]) -> list[tuple[str, str | None]] | None:
+    """The values a field (or, for an array, each of its items) may take, with their titles if titled.
+
+    The elicitation schema's enum shapes: `enum` (+ the legacy `enumNames`), `oneOf`/`anyOf` of
+    `{const, title}`, and for multi-select the same under `items`."""
+    where = schema.get("items") if schema.get("type") == "array" and isinstance(schema.get("items"), dict) else schema
+    if isinstance(where.get("enum"), list):
+        names = where.get("enumNames") if isinstance(where.get("enumNames"), list) else []
+        return [(str(v), str(names[i]) if i < len(names) else None) for i, v in enumerate(where["enum"])]
+    for keyword in ("oneOf", "anyOf"):
+        options = where.get(keyword)
+        if isinstance(options, list) and options and all(isinstance(o, dict) and "const" in o for o in options):
+            return [(str(o["const"]), str(o["title"]) if o.get("title") else None) for o in options]
+    return None
+
+
+def shown_default(schema: dict[str, Any]) -> str | None:
+    """A field's default as a person types it: text as is, anything else as JSON (true, 42, ["a"])."""
+    if "default" not in schema:
+        return None
+    default = schema["default"]
+    return default if isinstance(default, str) else json.dumps(default, ensure_ascii=False)
+
+
 def _typed(name: str, schema: dict[str, Any], value: Any) -> Any:
     """A value converted to the field's type; a UsageError-like Unanswered when it does not fit."""
     kind = schema.get("type")
-    choices = schema.get("enum")
+    allowed = [v for v, _ in choices(schema) or []]
     if kind == "array":
         items = value if isinstance(value, list) else [v.strip() for v in str(value).split(",") if v.strip()]
-        return [str(v) for v in items]
+        picked = [str(v) for v in items]
+        wrong = [v for v in picked if allowed and v not in allowed]
+        if wrong:
+            raise Unanswered(f"the answer for {name!r} may hold only {', '.join(allowed)}, not {', '.join(wrong)}")
+        return picked
     if not isinstance(value, str):
         if kind == "boolean" and isinstance(value, bool):
             return value
@@ -68,8 +96,8 @@ def _typed(name: str, schema: dict[str, Any], value: Any) -> Any:
             return float(text) if "." in text or "e" in text.lower() else int(text)
     except ValueError:
         raise Unanswered(f"the answer for {name!r} must be a {kind}, not {value!r}") from None
-    if isinstance(choices, list) and choices and value not in choices:
-        raise Unanswered(f"the answer for {name!r} must be one of {', '.join(map(str, choices))}, not {value!r}")
+    if allowed and value not in allowed:
+        raise Unanswered(f"the answer for {name!r} must be one of {', '.join(allowed)}, not {value!r}")
     return value
 
 
@@ -95,10 +123,10 @@ def elicitor(answers: dict[str, Any], *, ask: Ask | None, tool: str = "the tool"
                 text = ask(message, name, field_schema, name in required)
                 if text is None:
                     return {"action": "cancel"}  # the user gave up (end of input)
-                if text != "" or name in required:
+                if text == "" and "default" in field_schema:
+                    content[name] = field_schema["default"]  # the value itself, not the text shown for it
+                elif text != "" or name in required:
                     content[name] = _typed(name, field_schema, text)
-                elif "default" in field_schema:
-                    content[name] = field_schema["default"]
                 continue
             if "default" in field_schema:
                 content[name] = field_schema["default"]

@@ -6,7 +6,7 @@ Each command imports what it needs when it runs, so `appsdk --help` stays fast.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -68,6 +68,44 @@ app.add_typer(auth, short_help="The cached sign-ins: status, logout.")
 app.command("app-server", short_help="Serve the Codex app/* methods on stdio (JSONL).")(app_server)
 
 
+def _only_the_invoked_command(argv: list[str]) -> typer.Typer:
+    """`app` with just the command argv names, when it names a plain command: click's tree for all of
+    them costs about 0.05 s per run (benchmarks/call.py), one costs a tenth. The root's own help,
+    --version, a group and an unknown name get the whole tree."""
+    import copy
+
+    wanted = argv[0] if argv and not argv[0].startswith("-") else None
+    chosen = [c for c in app.registered_commands if (c.name or c.callback.__name__.replace("_", "-")) == wanted]
+    if len(chosen) != 1:
+        return app
+    lean = copy.copy(app)
+    lean.registered_commands, lean.registered_groups = chosen, []
+    return lean
+
+
+def _refusing_nan(command: Any) -> Any:
+    """Every bounded float option of the tree refuses NaN, which compares false with both bounds and so
+    slips through click's FloatRange (typer 0.29's pydantic adapters refused it; 0.28 does not)."""
+    import math
+
+    from typer._click.types import FloatRange
+
+    class FiniteRange(FloatRange):
+        def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+            number = super().convert(value, param, ctx)
+            if isinstance(number, float) and math.isnan(number):
+                self.fail(f"{value!r} is not a number.", param, ctx)
+            return number
+
+    for param in command.params:
+        bounds = param.type
+        if isinstance(bounds, FloatRange) and not isinstance(bounds, FiniteRange):
+            param.type = FiniteRange(bounds.min, bounds.max, bounds.min_open, bounds.max_open, bounds.clamp)
+    for sub in getattr(command, "commands", {}).values():
+        _refusing_nan(sub)
+    return command
+
+
 def main() -> None:
     import typer.main
 
@@ -75,7 +113,8 @@ def main() -> None:
     from appsdk_cli.helptext import polish
 
     try:
-        polish(typer.main.get_command(app))(standalone_mode=True)
+        command = typer.main.get_command(_only_the_invoked_command(sys.argv[1:]))
+        polish(_refusing_nan(command))(standalone_mode=True)
     except AppsdkError as problem:
         from appsdk_cli.render.console import error
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,8 @@ class AppTarget:
 
 def read_config(project: Path) -> dict[str, Any]:
     """The [tool.appsdk] table of the project's pyproject.toml ({} when there is none)."""
+    import tomllib  # here: `appsdk call --url` never reads a project
+
     pyproject = project / "pyproject.toml"
     if not pyproject.is_file():
         return {}

@@ -6,7 +6,6 @@ against what the server declares, send it, and hand back what came back for the 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -145,13 +144,11 @@ def session(
     (and the caller allows a sign-in) appsdk signs in, caches the tokens and connects again. `challenge`:
     a request already asked for a sign-in (or for more scopes), so sign in for it first.
     """
-    from appsdk_cli.auth import client as oauth
-
     token = target.token
     if challenge is not None and _may_sign_in(target):
         token = _sign_in(target, challenge)
     elif token is None and target.url is not None:
-        token = oauth.usable_token(target.url, timeout=target.timeout)
+        token = _cached_token(target)
     for secret in (target.token, token):
         if secret and hasattr(target.trace, "add_secret"):
             target.trace.add_secret(secret)
@@ -217,6 +214,8 @@ def signed_in(target: Target, work: Callable[[McpClient], T]) -> T:
 
 
 def close_matches(word: str, choices: list[str]) -> list[str]:
+    import difflib
+
     return difflib.get_close_matches(word, choices, n=3, cutoff=0.5)
 
 
@@ -437,6 +436,16 @@ def list_tools(target: Target) -> ToolsOutcome:
 def _token_for(target: Target) -> str | None:
     if target.token is not None or target.url is None:
         return target.token
+    return _cached_token(target)
+
+
+def _cached_token(target: Target) -> str | None:
+    """The cached sign-in for the target's server, refreshed if it has run out; None if there is none."""
+    from appsdk_cli.auth import tokens
+
+    assert target.url is not None
+    if not tokens.cache_path(target.url).exists():
+        return None  # most servers: no sign-in, and the OAuth client need not even load
     from appsdk_cli.auth import client as oauth
 
     return oauth.usable_token(target.url, timeout=target.timeout)

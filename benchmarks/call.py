@@ -141,6 +141,8 @@ def main() -> int:
             }
             for argv, expect in commands.values():  # warm the disk caches; check each works
                 timed(argv, expect)
+            # Other processes share the CPUs: the load average goes with every figure.
+            load_before = os.getloadavg()
             times: dict[str, list[float]] = {name: [] for name in commands}
             names = list(commands)
             for round_number in range(options.rounds):
@@ -148,12 +150,14 @@ def main() -> int:
                 shift = round_number % len(names)
                 for name in names[shift:] + names[:shift]:
                     times[name].append(timed(*commands[name]))
+            load_after = os.getloadavg()
         finally:
             stop(server.process)
             stop(sse_dev)
 
     medians = {name: statistics.median(values) for name, values in times.items()}
     print(f"{options.rounds} rounds, alternating, on {url} ({os.cpu_count()} CPUs)")
+    print(f"  load average (1, 5, 15 min): before {_load(load_before)}, after {_load(load_after)}")
     for name, value in medians.items():
         spread = f"{min(times[name]):.3f}-{max(times[name]):.3f}"
         print(f"  {name:<24} median {value:.3f} s   (min-max {spread} s)")
@@ -169,6 +173,10 @@ def main() -> int:
         missed += not ok
         print(f"  {name:<40} {ratio:.2f}x   goal <= {GOALS[name]}x   {'ok' if ok else 'MISSED'}")
     return 1 if missed else 0
+
+
+def _load(averages: tuple[float, float, float]) -> str:
+    return ", ".join(f"{value:.2f}" for value in averages)
 
 
 if __name__ == "__main__":

@@ -58,7 +58,9 @@ def call(url: str, home: Path, *words: str) -> dict:
         ),
     ],
 )
-def test_a_warm_call_is_one_exchange_in_2026_and_three_in_2025(dev_behind_proxy, tmp_path, protocol, cold, warm):
+def test_a_warm_call_to_appsdk_dev_is_one_exchange_in_2026_and_three_in_2025(
+    dev_behind_proxy, tmp_path, protocol, cold, warm
+):
     _, url, exchanges = dev_behind_proxy
     home = tmp_path / "home"
     for expected in (cold, warm, warm):
@@ -119,3 +121,33 @@ def test_the_tool_list_is_remembered_per_principal_without_the_token(tmp_path):
     assert "secret" not in (tmp_path / "tools.json").read_text()
     expired = ToolCache(tmp_path / "tools.json", lifetime=0.0)
     assert expired.get(mine) is None
+
+
+def test_a_warm_call_to_a_stateful_2025_server_adds_only_the_session_delete(node_clients, tmp_path):
+    """server-everything keeps 2025 sessions: the warm call is the handshake, the call and the DELETE."""
+    from conftest import free_port, serve
+    from test_eras_interop import EVERYTHING
+
+    port = free_port()
+    everything = serve(["node", str(EVERYTHING), "streamableHttp"], port, cwd=node_clients, env={"PORT": str(port)})
+    try:
+        with counting_proxy(port) as (proxy, exchanges):
+            url = f"http://127.0.0.1:{proxy}/mcp"
+            home = tmp_path / "home"
+            seen = []
+            for _ in range(2):
+                exchanges.clear()
+                assert call(url, home, "echo", "message=hi")["content"][0]["text"] == "Echo: hi"
+                seen.append(exchanges.rpc)
+    finally:
+        stop(everything.process)
+    # Cold: the modern probe is refused, then the handshake; warm: no probe and no tools/list.
+    assert seen[0] == [
+        "POST server/discover",
+        "POST initialize",
+        "POST notifications/initialized",
+        "POST tools/list",
+        "POST tools/call",
+        "DELETE",
+    ]
+    assert seen[1] == ["POST initialize", "POST notifications/initialized", "POST tools/call", "DELETE"]

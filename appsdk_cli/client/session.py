@@ -160,7 +160,14 @@ class McpClient:
             self.era = Era(modern.MODERN_VERSION, self._kind)
         elif self.protocol == LEGACY_SSE_VERSION and self._kind == STREAMABLE_HTTP:
             self._switch_to_sse()
-            self.initialize(LEGACY_SSE_VERSION)
+            try:
+                self.initialize(LEGACY_SSE_VERSION)
+            except ProtocolError as problem:
+                # A 404 has its own hint (the path); another refusal means this URL serves something else.
+                if isinstance(problem, AuthRequired) or problem.status in (None, 404) or problem.status >= 500:
+                    raise
+                problem.message += "; it does not seem to serve HTTP+SSE here (--protocol auto finds what it speaks)"
+                raise
         elif self.protocol in HANDSHAKE_PROTOCOL_VERSIONS:
             self.initialize(self.protocol)
         elif self.protocol != AUTO:

@@ -18,7 +18,6 @@ a `notifications/tools/list_changed` seen during the command.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import threading
@@ -41,6 +40,8 @@ class ToolList:
 
 def cache_key(url: str, era_version: str, authorization: str | None) -> str:
     """One entry per endpoint, era and principal; the token itself is never written down."""
+    import hashlib
+
     who = hashlib.sha256(authorization.encode()).hexdigest()[:16] if authorization else "-"
     return f"{era_version} {who} {url}"
 

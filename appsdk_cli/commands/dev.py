@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from appsdk_cli.commands.tunnel import AUTHTOKEN_OPTION_HELP
-from appsdk_cli.devserver.events import Transport
+from appsdk_cli.devserver.transport import Transport
 from appsdk_cli.errors import UsageError
 
 if TYPE_CHECKING:

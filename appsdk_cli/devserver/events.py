@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from appsdk_cli.devserver.transport import Transport
 
 if TYPE_CHECKING:
     from appsdk_cli.contract.compare import Change
 
-
-class Transport(StrEnum):
-    STREAMABLE_HTTP = "streamable-http"
-    SSE = "sse"
-
-    @property
-    def path(self) -> str:
-        return "/sse" if self is Transport.SSE else "/mcp"
+__all__ = ["Transport"]  # and the event types below
 
 
 @dataclass(frozen=True)

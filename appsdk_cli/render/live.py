@@ -21,11 +21,9 @@ if TYPE_CHECKING:
 @contextmanager
 def notifications(*, as_json: bool) -> Iterator[Callable[[dict[str, Any]], None]]:
     """A sink for notifications/progress and notifications/message, live while the context is open."""
-    from appsdk_cli.render.console import escape
-
-    console = stderr()
     progress = None
     tasks: dict[Any, Any] = {}
+    consoles: list[Any] = []  # made on the first notification shown: --json never loads rich
 
     def show(message: dict[str, Any]) -> None:
         nonlocal progress
@@ -34,6 +32,11 @@ def notifications(*, as_json: bool) -> Iterator[Callable[[dict[str, Any]], None]
             sys.stderr.write(json.dumps(message, ensure_ascii=False) + "\n")
             sys.stderr.flush()
             return
+        from appsdk_cli.render.console import escape
+
+        if not consoles:
+            consoles.append(stderr())
+        console = consoles[0]
         if message.get("method") == "notifications/message":
             level = str(params.get("level", "info"))
             data = params.get("data")
@@ -80,26 +83,26 @@ def asker() -> Callable[[str, str, dict[str, Any], bool], str | None]:
     def ask_field(message: str, name: str, schema: dict[str, Any], required: bool) -> str | None:
         from rich.prompt import Prompt
 
+        from appsdk_cli.answers import choices, shown_default
         from appsdk_cli.render.console import escape
 
         console = stderr()
         if message not in said:
             console.print(f"[bold]The server asks:[/] {escape(message)}", soft_wrap=True)
             said.add(message)
-        kind = schema.get("type", "string")
-        choices = schema.get("enum") if isinstance(schema.get("enum"), list) else None
+        kind = str(schema.get("type", "string"))
+        options = choices(schema)
         label = escape(str(schema.get("title") or name))
         hint = f" ({escape(str(schema['description']))})" if schema.get("description") else ""
-        shape = "|".join(map(str, choices)) if choices else str(kind)
+        shape = "|".join(f"{value} ({title})" if title else value for value, title in options) if options else kind
+        if kind == "array":
+            shape = f"comma-separated {shape}" if options else "comma-separated values"
         typed = f" [dim]{escape(shape)}{'' if required else ', optional'}[/]"
-        default = schema.get("default")
-        shown_default = (
-            None if default is None else (str(default).lower() if isinstance(default, bool) else str(default))
-        )
+        default = shown_default(schema)
+        # The default is only shown: Enter answers "", and the elicitor sends the default value itself.
+        shown = f" [dim]\\[default: {escape(default)}][/]" if default is not None else ""
         try:
-            text = Prompt.ask(
-                f"  {label}{hint}{typed}", console=console, default=shown_default, show_default=default is not None
-            )
+            text = Prompt.ask(f"  {label}{hint}{typed}{shown}", console=console)
         except EOFError:
             return None
         return text or ""

@@ -326,16 +326,18 @@ export function createTrafficPanel(element, options = {}) {
       detail.hidden = true;
       detail.replaceChildren();
     } else {
+      // Looking at a message: new traffic must not scroll it away (End or scrolling down follows again).
+      follow = false;
       renderDetail(entry);
-      if (scroll) scrollToEntry(entry);
+      scrollToEntry(entry, { reveal: scroll });
     }
     draw();
     if (typeof options.onSelect === "function") options.onSelect(entry ? entry.record : null);
   }
 
-  function scrollToEntry(entry) {
+  function scrollToEntry(entry, { reveal = true } = {}) {
     let position = shown.indexOf(entry.index);
-    if (position < 0) {
+    if (position < 0 && reveal) {
       // The partner is filtered out: clear the filter's text so both can be seen.
       search.value = "";
       filter.words = [];
@@ -354,7 +356,6 @@ export function createTrafficPanel(element, options = {}) {
     if (top < viewport.scrollTop || top + ROW_HEIGHT > viewport.scrollTop + viewport.clientHeight) {
       viewport.scrollTop = Math.max(0, top - viewport.clientHeight / 2);
     }
-    follow = false;
   }
 
   viewport.addEventListener("click", (event) => {
@@ -442,7 +443,7 @@ export function createTrafficPanel(element, options = {}) {
 
     const tree = el("div", "traffic-json");
     tree.setAttribute("role", "tree");
-    if (r.message === null || r.message === undefined) tree.append(el("p", "traffic-muted", "No message: the request got no answer."));
+    if (r.message === null || r.message === undefined) tree.append(el("p", "traffic-muted", "No JSON-RPC message came back (the failure above says what did)."));
     else tree.append(jsonNode(null, r.message, 0));
     detail.replaceChildren(head, facts, tree);
   }
