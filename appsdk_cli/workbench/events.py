@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 KEEPALIVE_SECONDS = 15.0
@@ -46,16 +46,17 @@ class EventHub:
                 except (queue.Empty, queue.Full):
                     pass
 
-    def stream(self, hello: dict[str, Any]) -> Iterator[bytes]:
+    def stream(self, hello: Callable[[], dict[str, Any]]) -> Iterator[bytes]:
         """The bytes of one page's stream: a `hello` event first, then every event published, with a
-        comment line now and then so a dead connection is noticed (the write fails)."""
+        comment line now and then so a dead connection is noticed (the write fails). `hello` is built
+        once the page listens, so nothing published in between is lost (the page drops what it has)."""
         mine: queue.Queue[Any] = queue.Queue(maxsize=QUEUE_LIMIT)
         with self._lock:
             if self._closed:
                 return
             self._queues.append(mine)
         try:
-            yield _frame(0, "hello", hello)
+            yield _frame(0, "hello", hello())
             while True:
                 try:
                     item = mine.get(timeout=KEEPALIVE_SECONDS)

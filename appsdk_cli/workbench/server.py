@@ -596,7 +596,12 @@ class Workbench:
         handler.send_header("X-Content-Type-Options", "nosniff")
         handler.end_headers()
         handler.close_connection = True
-        hello = {"info": self.info(), "runs": [r.as_json() for r in self.runs()]}
+
+        def hello() -> dict[str, Any]:
+            # What happened before the page connected: the runs, and the MCP traffic kept so far.
+            traffic = self.tracer.records()[-500:] if self.tracer is not None else []
+            return {"info": self.info(), "runs": [r.as_json() for r in self.runs()], "traffic": traffic}
+
         try:
             for chunk in self.events.stream(hello):
                 handler.wfile.write(chunk)

@@ -27,6 +27,7 @@ const page = {
   profilesServed: false,
   events: null,
   reloads: 0,
+  trafficSeq: 0,
 };
 // For tests and scripts: the page's own state, read without scraping the DOM.
 window.appsdkWorkbench = {
@@ -107,13 +108,24 @@ function connectEvents() {
     const hello = JSON.parse(event.data);
     setInfo(hello.info);
     for (const run of hello.runs) upsertRun(run);
+    for (const record of hello.traffic || []) serverTraffic(record);
     setConnection("live");
   });
   source.addEventListener("run", (event) => upsertRun(JSON.parse(event.data)));
   source.addEventListener("tools", (event) => setTools(JSON.parse(event.data)));
   source.addEventListener("reload", (event) => onReload(JSON.parse(event.data)));
-  source.addEventListener("traffic", (event) => panels.traffic(JSON.parse(event.data)));
+  source.addEventListener("traffic", (event) => serverTraffic(JSON.parse(event.data)));
   source.addEventListener("error", () => setConnection(source.readyState === EventSource.CLOSED ? "down" : "retrying"));
+}
+
+function serverTraffic(record) {
+  // The server's records carry a sequence number: one heard twice (the hello's backlog and the live
+  // push overlap by a moment, and a reconnect replays) is shown once.
+  if (typeof record.seq === "number") {
+    if (record.seq <= page.trafficSeq) return;
+    page.trafficSeq = record.seq;
+  }
+  panels.traffic(record);
 }
 
 function setConnection(state) {
