@@ -156,7 +156,8 @@ def widget_started(vite_url: str | None) -> None:
     from appsdk_cli.render.console import escape
 
     stdout().print(
-        f"[bold]widget[/]  Vite at {escape(vite_url or '?')} [dim](appsdk preview updates by hot reload)[/]; "
+        f"[bold]widget[/]  Vite at {escape(vite_url or '?')} "
+        "[dim](the workbench and appsdk preview update by hot reload)[/]; "
         "ChatGPT gets web/dist/index.html, rebuilt on every good save",
         soft_wrap=True,
     )
