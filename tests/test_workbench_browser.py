@@ -405,8 +405,44 @@ def test_preview_without_a_tool_serves_the_workbench(page, trip_app: RunningServ
         url = process.stdout.readline().strip()
         assert url == f"http://127.0.0.1:{port}/"
         open_workbench(page, url)
-        assert page.locator("#tool-list .tool-item .name").all_text_contents() == ["plan-trip", "read-file", "slow"]
+        names = page.locator("#tool-list .tool-item .name").all_text_contents()
+        assert names == ["plan-trip", "read-file", "slow-plan", "slow"]
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=15)
     assert process.returncode == 0
+
+
+def lifecycle_events(page) -> list[str]:
+    return widget(page).locator("#events li").all_text_contents()
+
+
+def test_a_widget_shows_while_its_call_is_in_flight_and_gets_the_result_after(page, trip_bench: Workbench) -> None:
+    # ChatGPT renders the widget as soon as the model calls the tool: tool-input first, tool-result later.
+    open_workbench(page, trip_bench.url)
+    page.locator('#tool-list [data-tool="slow-plan"]').click()
+    field(page, "seconds").locator("input").fill("4")
+    page.click("#run-button")
+    widget(page).locator("#events li", has_text="tool-input").wait_for(timeout=15_000)
+    assert page.evaluate("() => window.appsdkWorkbench.runs()[0].status") == "running"
+    assert "tool-result" not in lifecycle_events(page)
+    assert widget(page).locator("#output").text_content() == "(no result)"
+    run = wait_run(page)
+    assert run["status"] == "done", run
+    widget(page).locator("#events li", has_text="tool-result").wait_for(timeout=15_000)
+    events = lifecycle_events(page)
+    assert events.count("tool-input") == 1 and events.count("tool-result") == 1, events
+    assert events.index("tool-input") < events.index("tool-result")
+    assert widget(page).locator("#output").text_content() == '{"waited":4}'
+
+
+def test_cancelling_a_call_in_flight_sends_tool_cancelled_to_its_widget(page, trip_bench: Workbench) -> None:
+    open_workbench(page, trip_bench.url)
+    page.locator('#tool-list [data-tool="slow-plan"]').click()
+    field(page, "seconds").locator("input").fill("30")
+    page.click("#run-button")
+    widget(page).locator("#events li", has_text="tool-input").wait_for(timeout=15_000)
+    page.locator(".run").first.locator('[data-action="cancel"]').click()
+    widget(page).locator("#events li", has_text="tool-cancelled").wait_for(timeout=15_000)
+    assert page.evaluate("() => window.appsdkWorkbench.runs()[0].status") == "cancelled"
+    assert "tool-result" not in lifecycle_events(page)

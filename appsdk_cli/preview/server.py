@@ -203,6 +203,15 @@ class PreviewServer:
             run = self._runs[new_id] = Run(new_id, preview, preview.template)
         return run
 
+    def complete_run(self, run_id: str, result: dict[str, Any]) -> None:
+        """The answer to a pending run's call: the same view (template, served count, state) gets it."""
+        from dataclasses import replace
+
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is not None:
+                run.session = replace(run.session, result=result, pending=False)
+
     def drop_run(self, run_id: str) -> None:
         with self._lock:
             self._runs.pop(run_id, None)
@@ -266,6 +275,7 @@ class PreviewServer:
             "invoked": preview.tool.invoked,
             "arguments": preview.arguments,
             "result": preview.result,
+            "pending": preview.pending,
             "template": {
                 "uri": template.uri,
                 "mimeType": template.mime_type,

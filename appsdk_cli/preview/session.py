@@ -67,6 +67,9 @@ class PreviewSession:
     # The tool exactly as tools/list gave it: the bridge's hostContext.toolInfo.tool is a complete MCP Tool.
     tool_definition: dict[str, Any] = field(default_factory=dict)
     tools: list[dict[str, Any]] = field(default_factory=list)  # tools/list, for fileParams on widget calls
+    # The call is still in flight (the workbench shows the widget at once, as ChatGPT does): the view gets
+    # tool-input now and tool-result when the answer comes (PreviewServer.complete_run), or tool-cancelled.
+    pending: bool = False
 
     @property
     def state_key(self) -> str:

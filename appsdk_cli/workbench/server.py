@@ -37,7 +37,9 @@ from appsdk_cli.workbench.events import EventHub
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from appsdk_cli.appmeta import ToolMeta
     from appsdk_cli.client import McpClient
+    from appsdk_cli.preview.session import WidgetTemplate
     from appsdk_cli.remote import Target
 
 STATIC = Path(__file__).parent / "static"
@@ -369,10 +371,9 @@ class Workbench:
                 self._threads.discard(threading.current_thread())
 
     def _call(self, run: WorkbenchRun, locale: str | None, cancelled: threading.Event) -> None:
-        from appsdk_cli.appmeta import WIDGET_MIME_TYPES, tool_meta, without_tool_crash
-        from appsdk_cli.client import ProtocolError
+        from appsdk_cli.appmeta import tool_meta, without_tool_crash
         from appsdk_cli.preview.files import file_arguments
-        from appsdk_cli.preview.session import PreviewSession, read_template, widget_tools
+        from appsdk_cli.preview.session import PreviewSession, widget_tools
         from appsdk_cli.remote import request_meta, session
 
         begun = time.monotonic()
@@ -403,35 +404,26 @@ class Workbench:
             run.invoking, run.invoked, run.template_uri = meta.invoking, meta.invoked, meta.template
             if cancelled.is_set():
                 return
+            template, warnings = None, []
+            # The first call shows its widget before the answer, as ChatGPT does: the view gets tool-input
+            # at once and tool-result when the call returns (or tool-cancelled). A re-run keeps the views
+            # it has and gives them the new result.
+            early = bool(meta.template) and run.calls == 0
+            if early:
+                template, warnings = self._template(client, meta.template)
+                if template is not None:
+                    self._show_pending(run, meta, template, warnings, tools, definition)
             raw = client.call_tool(run.tool, arguments, request_meta(locale=locale) or None)
             if cancelled.is_set():
                 return
             result = without_tool_crash(raw)
-            warnings: list[str] = []
-            template = None
-            if meta.template:
-                # The template in the call's own session: one handshake per run, not three.
-                try:
-                    resources = client.list_resources()
-                except ProtocolError:
-                    resources = []
-                listed = next((r for r in resources if isinstance(r, dict) and r.get("uri") == meta.template), None)
-                listed_meta = listed.get("_meta") if listed and isinstance(listed.get("_meta"), dict) else None
-                try:
-                    template = read_template(self.target, meta.template, listed_meta, client)
-                except AppsdkError as problem:
-                    warnings.append(f"the widget could not be read: {problem.message}")
-        if template is not None:
-            if template.mime_type not in WIDGET_MIME_TYPES:
-                warnings.append(
-                    f"{template.uri} is served as {template.mime_type or 'no MIME type'}, not"
-                    f" {' or '.join(WIDGET_MIME_TYPES)}; ChatGPT will not render it"
-                )
-            if template.csp.disagreement:
-                warnings.append(template.csp.disagreement)
+            if meta.template and not early:
+                template, warnings = self._template(client, meta.template)
         if cancelled.is_set():
             return
-        if template is not None:
+        if template is not None and early:
+            self.host.complete_run(run.id, result)
+        elif template is not None:
             preview = PreviewSession(
                 target=self.target,
                 tool=meta,
@@ -448,6 +440,61 @@ class Workbench:
             run.calls += 1
             run.duration_ms = round((time.monotonic() - begun) * 1000, 1)
         self._finish(run, "done")
+
+    def _template(self, client: McpClient, uri: str) -> tuple[WidgetTemplate | None, list[str]]:
+        """The run's widget template, read in the call's own session (one handshake per run), and what is
+        wrong with it for ChatGPT."""
+        from appsdk_cli.appmeta import WIDGET_MIME_TYPES
+        from appsdk_cli.client import ProtocolError
+        from appsdk_cli.preview.session import read_template
+
+        warnings: list[str] = []
+        try:
+            resources = client.list_resources()
+        except ProtocolError:
+            resources = []
+        listed = next((r for r in resources if isinstance(r, dict) and r.get("uri") == uri), None)
+        listed_meta = listed.get("_meta") if listed and isinstance(listed.get("_meta"), dict) else None
+        try:
+            template = read_template(self.target, uri, listed_meta, client)
+        except AppsdkError as problem:
+            return None, [f"the widget could not be read: {problem.message}"]
+        if template.mime_type not in WIDGET_MIME_TYPES:
+            warnings.append(
+                f"{template.uri} is served as {template.mime_type or 'no MIME type'}, not"
+                f" {' or '.join(WIDGET_MIME_TYPES)}; ChatGPT will not render it"
+            )
+        if template.csp.disagreement:
+            warnings.append(template.csp.disagreement)
+        return template, warnings
+
+    def _show_pending(
+        self,
+        run: WorkbenchRun,
+        meta: ToolMeta,
+        template: WidgetTemplate,
+        warnings: list[str],
+        tools: list[dict[str, Any]],
+        definition: dict[str, Any],
+    ) -> None:
+        from appsdk_cli.preview.session import PreviewSession, widget_tools
+
+        preview = PreviewSession(
+            target=self.target,
+            tool=meta,
+            arguments=run.arguments,
+            result={"content": []},  # nothing yet: the view gets tool-input only
+            template=template,
+            widget_tools=widget_tools(tools),
+            warnings=warnings,
+            tool_definition=definition,
+            pending=True,
+        )
+        self.host.add_run(preview, run.id)
+        with self._lock:
+            run.widget, run.warnings = True, warnings
+            run.version += 1
+        self.events.publish("run", run.as_json())
 
     def _finish(self, run: WorkbenchRun, status: str, *, error: str | None = None) -> None:
         with self._lock:

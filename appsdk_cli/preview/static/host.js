@@ -717,11 +717,14 @@ const bridgeMethods = {
 };
 
 function sendInput() {
-  // tool-input exactly once per view, then the result it belongs to.
+  // tool-input exactly once per view, then the result it belongs to: at once, or (a call still in flight,
+  // session.pending) when sendResult brings it, unless the call is cancelled first.
   bridge.inputSent = true;
   toWidget({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: session.arguments } });
-  toWidget({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: session.result });
-  bridge.resultSent = true;
+  if (!session.pending && !bridge.cancelled) {
+    toWidget({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: session.result });
+    bridge.resultSent = true;
+  }
   timing.changedAt = performance.now();
   preview.bridge.initialized = true;
 }
@@ -735,7 +738,8 @@ function onBridgeNotification(message) {
       addLog("bridge", "info", "ui/notifications/initialized; tool-input held until the call is approved");
       return;
     }
-    addLog("bridge", "info", "ui/notifications/initialized → tool-input, tool-result");
+    const then = session.pending ? "tool-input (the call is in flight: tool-result follows)" : "tool-input, tool-result";
+    addLog("bridge", "info", `ui/notifications/initialized → ${then}`);
     sendInput();
   } else if (message.method === "ui/notifications/size-changed") {
     setHeight(p.height, "bridge");
@@ -851,6 +855,7 @@ function sendResult(result) {
   // toolOutput. tool-input is not repeated: it goes once per view.
   if (!result || typeof result !== "object") throw new Error("sendResult needs a CallToolResult object");
   session.result = result;
+  session.pending = false;
   showResult(result);
   toOpenai({
     type: "globals",
@@ -858,6 +863,7 @@ function sendResult(result) {
   });
   if (bridge.initialized && bridge.inputSent) {
     toWidget({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: result });
+    bridge.resultSent = true;
   }
   addLog("host", "info", `a new tool result for the widget: ${short(result.structuredContent ?? result.content)}`);
   return {};

@@ -367,11 +367,23 @@ function upsertRun(data) {
   problem.classList.toggle("warn", !data.error);
   problem.textContent = data.error || warnings.join("\n");
   renderModelText(element, data);
+  // A first call with a widget shows it while the call is in flight, as ChatGPT does: the views get
+  // tool-input now, then tool-result (newResult) or tool-cancelled (cancelCall) when the run ends.
+  if (data.status === "running" && data.widget && !data.calls && !run.frames.length) {
+    run.inFlight = true;
+    renderFrames(run);
+  }
   const finishedNow = data.status === "done" && (!previous || previous.status !== "done" || previous.calls !== data.calls);
   if (finishedNow) {
     panels.modelResult(data);
-    if (data.widget) renderFrames(run, { fresh: Boolean(previous && previous.calls && previous.calls !== data.calls) });
+    if (data.widget && run.inFlight) {
+      run.inFlight = false;
+      for (const frame of run.frames) frame.newResult(data.result);
+    } else if (data.widget) renderFrames(run, { fresh: Boolean(previous && previous.calls && previous.calls !== data.calls) });
     else clearFrames(run);
+  } else if (run.inFlight && data.status !== "running") {
+    run.inFlight = false;
+    for (const frame of run.frames) frame.cancelCall(data.error || `the call ${data.status === "cancelled" ? "was cancelled" : "failed"}`);
   }
   panels.setRuns([...page.runs.values()].filter((r) => r.data.widget).map((r) => r.data));
 }
@@ -582,6 +594,8 @@ class HostFrame {
       api.on("size", (entry) => this.setHeight(entry.height));
       const profile = page.catalog && page.catalog.profiles && page.catalog.profiles[this.profile];
       this.offerModes(profile && profile.displayModes);
+      if (this.cancelOnWire !== undefined) this.cancelCall(this.cancelOnWire);
+      this.cancelOnWire = undefined;
     } else {
       this.fallbackWiring(win, api, source);
     }
@@ -714,6 +728,16 @@ class HostFrame {
     }
     this.reload();
     return undefined;
+  }
+
+  async cancelCall(reason) {
+    // The run ended without a result: the view gets tool-cancelled (now, or once its host page is wired).
+    const api = this.api;
+    if (api && typeof api.cancel === "function") {
+      await api.cancel(reason).catch(() => {});
+      return;
+    }
+    this.cancelOnWire = reason;
   }
 
   async teardown() {
