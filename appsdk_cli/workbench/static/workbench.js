@@ -539,7 +539,21 @@ class HostFrame {
       if (this.api && this.api.cancel) await this.api.cancel("the user declined");
       approval.hidden = true;
     });
-    approval.append(approve, decline);
+    const partial = Object.assign(document.createElement("button"), { type: "button", className: "button small ghost", textContent: "Stream input" });
+    partial.title = "Send tool-input-partial as the model would while writing the arguments: one more argument each time";
+    partial.addEventListener("click", async () => {
+      if (!this.api || !this.api.sendPartialInput) return;
+      const entries = Object.entries(this.run.data.arguments || {});
+      for (let count = 0; count <= entries.length; count++) {
+        try {
+          await this.api.sendPartialInput(Object.fromEntries(entries.slice(0, count)));
+        } catch (error) {
+          this.note.textContent = error.message;
+          return;
+        }
+      }
+    });
+    approval.append(partial, approve, decline);
     head.append(name, this.note, approval, modes, this.exit);
     this.box = document.createElement("div");
     this.box.className = "frame-box";
