@@ -10,6 +10,17 @@ from pathlib import Path
 FIXTURE_APP = Path(__file__).parent / "fixtures" / "preview_app"
 
 
+def system_chromium() -> str | None:
+    """The Chromium the preview would use, or None where there is none (the browser tests then skip)."""
+    from appsdk_cli.errors import AppsdkError
+    from appsdk_cli.preview.screenshot import find_chromium
+
+    try:
+        return find_chromium()
+    except AppsdkError:
+        return None
+
+
 def decode_png(data: bytes) -> tuple[int, int, list[bytes]]:
     """(width, height, rows of RGB(A) bytes) for the 8-bit, non-interlaced PNGs Chromium writes."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG signature"

@@ -17,19 +17,15 @@ from pathlib import Path
 
 import pytest
 from conftest import RunningServer, pid_alive
-from preview_helpers import command_of, decode_png, luminance_stats, marked_pids
+from preview_helpers import command_of, decode_png, luminance_stats, marked_pids, system_chromium
 
-from appsdk_cli.errors import AppsdkError
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, find_chromium
+from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
 from appsdk_cli.remote import Target
 
 TITLES = ["Frankenstein", "Pride and Prejudice", "The Time Machine"]
 
-try:
-    CHROMIUM: str | None = find_chromium()
-except AppsdkError:
-    CHROMIUM = None
+CHROMIUM = system_chromium()
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
 )

@@ -26,16 +26,13 @@ from pathlib import Path
 import pytest
 from bridge_capture import INTEROP, BridgeRecorder, coverage, failures, validate
 from conftest import RunningServer, free_port, serve, stop
+from preview_helpers import system_chromium
 
-from appsdk_cli.errors import AppsdkError
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, find_chromium, png_size
+from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, png_size
 from appsdk_cli.remote import Target
 
-try:
-    CHROMIUM: str | None = find_chromium()
-except AppsdkError:
-    CHROMIUM = None
+CHROMIUM = system_chromium()
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
 )

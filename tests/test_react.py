@@ -20,15 +20,15 @@ from pathlib import Path
 
 import pytest
 from conftest import RunningServer, appsdk, serve_project, stop
-from preview_helpers import marked_pids
+from preview_helpers import marked_pids, system_chromium
 
 from appsdk_cli.checks.htmlscan import dev_server_loads, outside_loads, relative_assets
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, find_chromium
+from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
 from appsdk_cli.web.types import typescript
 
 NODE = shutil.which("node") and shutil.which("npm")
 needs_node = pytest.mark.skipif(not NODE, reason="Node.js and npm are not installed; CI has them, so these run there")
-CHROMIUM = find_chromium()
+CHROMIUM = system_chromium()
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 PYTHON_ONLY_PATH = str(Path(sys.executable).parent)  # the venv: python and appsdk, no node
 

@@ -15,19 +15,15 @@ from pathlib import Path
 
 import pytest
 from conftest import INTEROP, appsdk, free_port, serve, stop
-from preview_helpers import decode_png, luminance_stats
+from preview_helpers import decode_png, luminance_stats, system_chromium
 
 from appsdk_cli import trace
-from appsdk_cli.errors import AppsdkError
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, find_chromium
+from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
 
 STATIC = Path(__file__).resolve().parents[1] / "appsdk_cli" / "workbench" / "static"
 EVERYTHING = INTEROP / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 
-try:
-    CHROMIUM: str | None = find_chromium()
-except AppsdkError:
-    CHROMIUM = None
+CHROMIUM = system_chromium()
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
 )

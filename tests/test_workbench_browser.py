@@ -19,17 +19,14 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, RunningServer, free_port, serve, stop
+from preview_helpers import system_chromium
 
-from appsdk_cli.errors import AppsdkError
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, find_chromium
+from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
 from appsdk_cli.remote import Target
 from appsdk_cli.scaffold import scaffold
 from appsdk_cli.workbench import Workbench
 
-try:
-    CHROMIUM: str | None = find_chromium()
-except AppsdkError:
-    CHROMIUM = None
+CHROMIUM = system_chromium()
 playwright_api = pytest.importorskip(
     "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
 )
