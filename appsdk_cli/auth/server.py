@@ -341,9 +341,13 @@ class DevAuthServer:
             | {c.client_id for c in state.codes.values()}
             | {p.client_id for p in state.pending.values()}
         )
-        idle = sorted((state.client_seen.get(c, 0.0), c) for c in state.clients if c not in busy)
+        # Oldest first; clients last seen at the same instant go in registration order (the dict's), so the
+        # client registered a moment ago is never the one evicted at the cap.
+        idle = sorted(
+            (state.client_seen.get(c, 0.0), order, c) for order, c in enumerate(state.clients) if c not in busy
+        )
         excess = len(state.clients) - MAX_CLIENTS
-        for index, (seen, client_id) in enumerate(idle):
+        for index, (seen, _, client_id) in enumerate(idle):
             if seen < now - CLIENT_IDLE_SECONDS or index < excess:
                 state.clients.pop(client_id, None)
                 state.client_seen.pop(client_id, None)
