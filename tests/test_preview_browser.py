@@ -7,6 +7,7 @@ processes (the scaffolded book-club app and tests/fixtures/preview_app).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,6 +81,15 @@ def widget_eval(page, expression: str):
 
 
 # --- the scaffold's widget ----------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("dpkg") is None, reason="not a Debian machine: no dpkg to say who owns it")
+def test_the_browser_these_tests_drive_is_debians_chromium():
+    # A `chromium` on PATH may be a test tool's own download (a CI machine once had Playwright's there).
+    owner = subprocess.run(["dpkg", "-S", os.path.realpath(CHROMIUM)], capture_output=True, text=True)
+    assert owner.returncode == 0 and owner.stdout.startswith("chromium"), (
+        f"{CHROMIUM} belongs to no Debian chromium package: {owner.stdout or owner.stderr}"
+    )
 
 
 def test_a_bordered_widget_gets_its_whole_measured_box_on_first_load(page, app_server):

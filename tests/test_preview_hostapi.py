@@ -422,3 +422,31 @@ def test_commands_change_the_live_view_and_events_follow(open_host):
     assert len(host.events("input")) == 1
     seen = coverage(host.close())
     assert seen[("notification", "ui/notifications/tool-result")] == 2
+
+
+def test_a_command_sent_while_the_page_starts_waits_for_the_view(browser, probe_app):
+    # The workbench sends a call's result as soon as it has it, which may be while the host page is still
+    # fetching its session; the command must wait for the view and reach it, not throw.
+    server = PreviewServer(prepare(Target(url=probe_app.url), "probe", ["city=Bergen"]), PreviewOptions()).start()
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        context.add_init_script(
+            "document.addEventListener('DOMContentLoaded', () => { if (!window.appsdkPreview) return;"
+            " window.early = appsdkPreview.sendResult({structuredContent: {city: 'Early', greeting: 'Hi'},"
+            " content: [{type: 'text', text: 'early'}]}).then(() => 'sent', (e) => `failed: ${e.message}`); })"
+        )
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(server.page_url())
+        assert page.evaluate("() => window.early") == "sent"
+        view = page.frame_locator("#widget")
+        view.locator("#status", has_text="ready").wait_for(timeout=20_000)
+        frame = page.locator("#widget").element_handle().content_frame()
+        frame.wait_for_function("() => window.probe.events.some((e) => e.type === 'result')", timeout=10_000)
+        results = [e for e in frame.evaluate("() => window.probe.events") if e["type"] == "result"]
+        assert [r["structuredContent"]["city"] for r in results] == ["Early"]
+        assert not errors, errors
+    finally:
+        context.close()
+        server.close()

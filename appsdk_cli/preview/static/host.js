@@ -1166,8 +1166,13 @@ async function main() {
   if (state.widgetState !== null) emit("widget-state", { state: state.widgetState });
   wireControls();
   remember();
-  readyResolve();
-  await loadWidget();
+  // Commands wait for the view's bridge, which loadWidget makes after an await: resolved first, a
+  // command sent while the page was starting (a workbench's result for a call in flight) found none.
+  try {
+    await loadWidget();
+  } finally {
+    readyResolve();
+  }
 }
 
 main().catch((error) => {
