@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -192,6 +193,33 @@ def test_a_wrongly_remembered_era_is_negotiated_again(eras_sse, tmp_path: Path):
         assert client.era is not None and client.era.transport == "sse"
     assert trace.methods[:3] == ["tools/list", "server/discover", "initialize"]
     assert cache.get(eras_sse.url.replace("/mcp", "/sse")).transport == "sse"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed here; the third-party server needs it")
+def test_a_port_reused_by_a_2025_server_is_found_out_again_by_every_command(node_clients, home):
+    # A URL remembered as 2026-07-28, now served by the TypeScript SDK's 2025-only example (a dev port
+    # reused): it answers a 2026-07-28 request with HTTP 400 and a JSON-RPC body, never -32022.
+    port = free_port()
+    module = node_clients / "node_modules" / "@modelcontextprotocol" / "server-system-monitor" / "dist" / "index.js"
+    server = serve(["node", str(module)], port, env={"PORT": str(port)})
+    eras_file = Path(home["APPSDK_HOME"]) / "eras.json"
+    try:
+        for command in (
+            ["snapshot", "-o", str(Path(home["APPSDK_HOME"]).parent / "contract.json")],
+            ["tools"],
+            ["call", "get-system-info"],
+            ["resources"],
+            ["check"],
+        ):
+            lean.EraCache(eras_file).remember(server.url, lean.Era(MODERN, "streamable-http"))
+            result = appsdk(*command, "--url", server.url, env=home)
+            assert "Unsupported protocol version" not in result.stderr, (command, result.stderr)
+            if command[0] != "check":  # check may fail the app on its rules; it must still have reached it
+                assert result.returncode == 0, (command, result.stderr)
+            remembered = lean.EraCache(eras_file).get(server.url)
+            assert remembered is not None and not remembered.modern, command
+    finally:
+        stop(server.process)
 
 
 def test_cli_caches_the_era_under_appsdk_home(scaffold_app, home):

@@ -144,7 +144,16 @@ class McpClient:
     def server(self) -> ServerInfo | None:
         """Who the server is; in the modern era asked of `server/discover` the first time it is needed."""
         if self._server is None and self.modern:
-            self._server = self._info_from_discover(self.discover())
+            try:
+                self._server = self._info_from_discover(self.discover())
+            except ProtocolError as problem:
+                if not self._remembered_era_refused(problem):
+                    raise
+                # Another server on the same URL (a port reused): found out again, which names it too.
+                self._forget_era()
+                self.negotiate()
+                return self.server
+            self._era_from_cache = False
         return self._server
 
     @property
@@ -393,16 +402,25 @@ class McpClient:
             if refused and self.protocol == modern.MODERN_VERSION and not isinstance(problem, AuthRequired):
                 problem.message += "; it does not seem to speak 2026-07-28 (--protocol auto finds what it speaks)"
                 raise
-            if not self._era_from_cache or _unreachable(problem) or isinstance(problem, AuthRequired):
+            if not self._remembered_era_refused(problem):
                 raise
-            if not refused and problem.code != modern.UNSUPPORTED_PROTOCOL_VERSION:
-                raise  # a JSON-RPC error about this request: the era is right, the request is not
             # The remembered era was wrong (the server changed): find out again, then resend once.
             self._forget_era()
             self.negotiate()
             return self._request_in_era(method, params)
         self._era_from_cache = False
         return result
+
+    def _remembered_era_refused(self, problem: ProtocolError) -> bool:
+        """A remembered modern era's first request was refused as such: the URL may now be another server.
+
+        Any 4xx counts, with or without a JSON-RPC body (the TypeScript SDK's 2025 servers answer a
+        2026-07-28 request with HTTP 400 and code -32000); a JSON-RPC error in a 200 is about the request.
+        Finding out again costs one exchange, once, and a modern server's own refusal then stands."""
+        if not self._era_from_cache or _unreachable(problem) or isinstance(problem, AuthRequired):
+            return False
+        refused = problem.status is not None and 400 <= problem.status < 500
+        return refused or problem.code == modern.UNSUPPORTED_PROTOCOL_VERSION
 
     def _modern_request(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         try:
