@@ -24,6 +24,28 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def appsdk_home_of_the_run(tmp_path_factory) -> Iterator[Path]:
+    """The suite never reads or writes the developer's ~/.appsdk; module-wide servers get this one."""
+    home = tmp_path_factory.mktemp("appsdk-home")
+    previous = os.environ.get("APPSDK_HOME")
+    os.environ["APPSDK_HOME"] = str(home)
+    yield home
+    if previous is None:
+        os.environ.pop("APPSDK_HOME", None)
+    else:
+        os.environ["APPSDK_HOME"] = previous
+
+
+@pytest.fixture(autouse=True)
+def appsdk_home_of_the_test(tmp_path_factory, monkeypatch) -> Path:
+    """Each test its own APPSDK_HOME: a URL's remembered era or tool list (ports are reused over a run)
+    never reaches another test's server."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("APPSDK_HOME", str(home))
+    return home
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
