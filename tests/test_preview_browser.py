@@ -249,10 +249,12 @@ def test_bridge_messages_appear_in_the_log(page, counter_app):
 
 
 def _run_watching(
-    args: list[str], marker: str, timeout: float = 60
+    args: list[str], marker: str, timeout: float = 60, chromium: str | None = None
 ) -> tuple[subprocess.CompletedProcess, dict[int, str]]:
     """Run the CLI and note every process it starts (found by an env marker), with its command line, while it runs."""
     env = {**os.environ, "APPSDK_TEST_MARK": marker}
+    if chromium:
+        env["APPSDK_CHROMIUM"] = chromium
     process = subprocess.Popen(
         [sys.executable, "-m", "appsdk_cli", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -266,10 +268,20 @@ def _run_watching(
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), seen
 
 
-def test_screenshot_is_the_widget_frame_and_leaves_nothing_running(app_server, tmp_path: Path):
+# Each Debian browser found: the preview picks chromium-headless-shell first, and plain chromium must work too.
+DEBIAN_BROWSERS = [
+    path
+    for path in ("/usr/lib/chromium/chromium-headless-shell", "/usr/lib/chromium/chromium")
+    if os.access(path, os.X_OK)
+]
+
+
+@pytest.mark.parametrize("chromium", DEBIAN_BROWSERS or [CHROMIUM], ids=lambda path: Path(path or "none").name)
+def test_screenshot_is_the_widget_frame_and_leaves_nothing_running(app_server, tmp_path: Path, chromium: str):
     out = tmp_path / "widget.png"
     marker = uuid.uuid4().hex
-    result, seen = _run_watching(["preview", "list-books", "--url", app_server.url, "--screenshot", str(out)], marker)
+    args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(out)]
+    result, seen = _run_watching(args, marker, chromium=chromium)
     assert result.returncode == 0, result.stderr
     assert str(out) in result.stdout.replace("\n", "")
 
@@ -281,7 +293,7 @@ def test_screenshot_is_the_widget_frame_and_leaves_nothing_running(app_server, t
     assert variance > 200 and colours > 50, "the image is blank or nearly so"
 
     # While it ran: the CLI, Playwright's driver and Chromium. After it: none of them.
-    assert any("chrom" in command for command in seen.values()), seen
+    assert any(command.startswith(chromium) for command in seen.values()), seen
     assert any("playwright" in command for command in seen.values()), seen
     left = [pid for pid in seen if pid_alive(pid)]
     assert not left, {pid: seen[pid] for pid in left}

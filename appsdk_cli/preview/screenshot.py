@@ -23,7 +23,10 @@ from pathlib import Path
 from appsdk_cli.errors import AppsdkError, UsageError
 
 CHROMIUM_ENV = "APPSDK_CHROMIUM"
-INSTALL_HINT = "install it with `apt-get install chromium` (or point $APPSDK_CHROMIUM at a Chrome/Chromium binary)"
+INSTALL_HINT = (
+    "install it with `apt-get install chromium-headless-shell` (the quickest to start; `chromium` works too),"
+    " or point $APPSDK_CHROMIUM at a Chrome/Chromium binary"
+)
 # What the preview extra adds; named as a plain requirement so the hint also works from a clone.
 PLAYWRIGHT_REQUIREMENT = "playwright>=1.45"
 # Quiet and offline: no sandbox (containers, root), no GPU, none of Chromium's own network chatter.
@@ -107,9 +110,8 @@ def screenshot_requirements(environ: dict[str, str] | None = None) -> str:
         try:
             check_playwright()
         except AppsdkError:
-            raise AppsdkError(
-                f"--screenshot needs Chromium and Playwright: apt-get install chromium; {_playwright_install()}"
-            ) from None
+            both = f"apt-get install chromium-headless-shell; {_playwright_install()}"
+            raise AppsdkError(f"--screenshot needs Chromium and Playwright: {both}") from None
         raise missing_browser from None
     check_playwright()
     return chromium
