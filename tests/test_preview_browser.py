@@ -298,6 +298,8 @@ def test_screenshot_is_the_widget_frame_and_leaves_nothing_running(app_server, t
     left = [pid for pid in seen if pid_alive(pid)]
     assert not left, {pid: seen[pid] for pid in left}
     assert not marked_pids(f"APPSDK_TEST_MARK={marker}")
+    # The driver's compiled code is kept for the next screenshot (Node's compile cache, under APPSDK_HOME).
+    assert any((Path(os.environ["APPSDK_HOME"]) / "node-compile-cache").rglob("*")), "no compile cache written"
 
 
 def test_screenshot_dark_bridge_only_differs(app_server, tmp_path: Path):
