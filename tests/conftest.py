@@ -252,3 +252,21 @@ def counter_app() -> Iterator[RunningServer]:
     server = serve([sys.executable, str(FIXTURES / "preview_app" / "server.py"), str(port)], port)
     yield server
     stop(server.process)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Debian's Chromium, headless, through Playwright, with the preview's own flags: one per test file."""
+    from preview_helpers import CHROMIUM
+
+    from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
+
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
+    )
+    if CHROMIUM is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium-headless-shell)")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
+        yield launched
+        launched.close()

@@ -7,6 +7,8 @@ import sys
 import zlib
 from pathlib import Path
 
+import pytest
+
 FIXTURE_APP = Path(__file__).parent / "fixtures" / "preview_app"
 
 
@@ -19,6 +21,15 @@ def system_chromium() -> str | None:
         return find_chromium()
     except AppsdkError:
         return None
+
+
+# What every browser test drives (conftest's `browser` fixture launches it), and the mark that skips
+# a browser test file, saying so, where there is none.
+CHROMIUM = system_chromium()
+NEEDS_CHROMIUM = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium is not installed (apt-get install chromium-headless-shell); CI installs it, so these run there",
+)
 
 
 def decode_png(data: bytes) -> tuple[int, int, list[bytes]]:

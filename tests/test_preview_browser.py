@@ -18,29 +18,15 @@ from pathlib import Path
 
 import pytest
 from conftest import RunningServer, pid_alive
-from preview_helpers import command_of, decode_png, luminance_stats, marked_pids, system_chromium
+from preview_helpers import CHROMIUM, NEEDS_CHROMIUM, command_of, decode_png, luminance_stats, marked_pids
 
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
 from appsdk_cli.remote import Target
 
 TITLES = ["Frankenstein", "Pride and Prejudice", "The Time Machine"]
 
-CHROMIUM = system_chromium()
-playwright_api = pytest.importorskip(
-    "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
-)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium); CI installs it, so these run there"
-)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
-        yield launched
-        launched.close()
+pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
+pytestmark = NEEDS_CHROMIUM
 
 
 @pytest.fixture

@@ -17,21 +17,17 @@ from pathlib import Path
 import pytest
 from bridge_capture import BridgeRecorder, coverage, failures, validate
 from conftest import RunningServer, free_port, serve, stop
-from preview_helpers import system_chromium
+from preview_helpers import NEEDS_CHROMIUM
 
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
 from appsdk_cli.preview.files import FileStore, file_arguments
 from appsdk_cli.preview.profiles import PROFILES
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
 from appsdk_cli.remote import Target
 
 FIXTURE = Path(__file__).parent / "fixtures" / "hostapi_app" / "server.py"
-CHROMIUM = system_chromium()
-playwright_api = pytest.importorskip(
-    "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
-)
+pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
 pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium); CI installs it"),
+    NEEDS_CHROMIUM,
     pytest.mark.skipif(
         shutil.which("node") is None,
         reason="NODE IS MISSING: the host's messages are judged by the ext-apps SDK's schemas, which need node",
@@ -45,14 +41,6 @@ def probe_app(node_clients) -> Iterator[RunningServer]:
     server = serve([sys.executable, str(FIXTURE), str(port), str(assets)], port)
     yield server
     stop(server.process)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
-        yield launched
-        launched.close()
 
 
 class Host:

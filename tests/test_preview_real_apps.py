@@ -26,18 +26,15 @@ from pathlib import Path
 import pytest
 from bridge_capture import INTEROP, BridgeRecorder, coverage, failures, validate
 from conftest import RunningServer, free_port, serve, stop
-from preview_helpers import system_chromium
+from preview_helpers import NEEDS_CHROMIUM
 
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, png_size
+from appsdk_cli.preview.screenshot import png_size
 from appsdk_cli.remote import Target
 
-CHROMIUM = system_chromium()
-playwright_api = pytest.importorskip(
-    "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
-)
+pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
 pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium); CI installs it"),
+    NEEDS_CHROMIUM,
     pytest.mark.skipif(
         shutil.which("node") is None or shutil.which("npm") is None,
         reason="NODE IS MISSING: the third-party MCP Apps servers are node programs; CI has node",
@@ -79,14 +76,6 @@ def everything(node_clients) -> Iterator[RunningServer]:
     server = start("server-everything", "streamableHttp")
     yield server
     stop(server.process)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
-        yield launched
-        launched.close()
 
 
 def render(browser, server: RunningServer, tool: str, *, openai: str, ready: str, interact=None):

@@ -20,19 +20,16 @@ from pathlib import Path
 import pytest
 from bridge_capture import BridgeRecorder, coverage, failures, validate
 from conftest import FIXTURES, RunningServer, free_port, serve, stop
-from preview_helpers import system_chromium
+from preview_helpers import NEEDS_CHROMIUM
 
 from appsdk_cli.client import connect
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, jpeg_size, png_size
+from appsdk_cli.preview.screenshot import jpeg_size, png_size
 from appsdk_cli.remote import Target
 
-CHROMIUM = system_chromium()
-playwright_api = pytest.importorskip(
-    "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
-)
+pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
 pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium); CI installs it"),
+    NEEDS_CHROMIUM,
     pytest.mark.skipif(
         shutil.which("node") is None,
         reason="NODE IS MISSING: the host's messages are judged by the ext-apps SDK's schemas, which need node",
@@ -46,14 +43,6 @@ def sdk_app(node_clients) -> Iterator[RunningServer]:
     server = serve([sys.executable, str(FIXTURES / "sdk_app" / "server.py"), str(port), str(assets)], port)
     yield server
     stop(server.process)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
-        yield launched
-        launched.close()
 
 
 def widget_frame(page):

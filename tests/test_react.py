@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import RunningServer, appsdk, serve_project, stop
-from preview_helpers import marked_pids, system_chromium
+from preview_helpers import CHROMIUM, NEEDS_CHROMIUM, marked_pids
 
 from appsdk_cli.checks.htmlscan import dev_server_loads, outside_loads, relative_assets
 from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
@@ -28,8 +28,6 @@ from appsdk_cli.web.types import typescript
 
 NODE = shutil.which("node") and shutil.which("npm")
 needs_node = pytest.mark.skipif(not NODE, reason="Node.js and npm are not installed; CI has them, so these run there")
-CHROMIUM = system_chromium()
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 PYTHON_ONLY_PATH = str(Path(sys.executable).parent)  # the venv: python and appsdk, no node
 
 
@@ -238,7 +236,7 @@ def _screenshot(server: RunningServer, out: Path, *extra: str) -> subprocess.Com
 
 
 @needs_node
-@needs_chromium
+@NEEDS_CHROMIUM
 def test_preview_renders_the_built_react_widget_in_both_themes(react_app: Path, tmp_path: Path):
     if not (react_app / "web" / "dist" / "index.html").is_file():
         assert _build(react_app).returncode == 0
@@ -318,7 +316,7 @@ def dev_session(react_app: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Po
 
 
 @needs_node
-@needs_chromium
+@NEEDS_CHROMIUM
 def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(react_app: Path, dev_session, monkeypatch):
     from playwright.sync_api import sync_playwright
 

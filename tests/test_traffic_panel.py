@@ -15,19 +15,15 @@ from pathlib import Path
 
 import pytest
 from conftest import INTEROP, appsdk, free_port, serve, stop
-from preview_helpers import decode_png, luminance_stats, system_chromium
+from preview_helpers import NEEDS_CHROMIUM, decode_png, luminance_stats
 
 from appsdk_cli import trace
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
 
 STATIC = Path(__file__).resolve().parents[1] / "appsdk_cli" / "workbench" / "static"
 EVERYTHING = INTEROP / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 
-CHROMIUM = system_chromium()
-playwright_api = pytest.importorskip(
-    "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
-)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
+pytestmark = NEEDS_CHROMIUM
 
 PAGE = """<!doctype html>
 <html lang="en">
@@ -112,14 +108,6 @@ def real_trace(node_clients, tmp_path_factory) -> str:
     finally:
         stop(server.process)
     return slow.read_text(encoding="utf-8") + asked.read_text(encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -19,30 +19,16 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, RunningServer, free_port, serve, stop
-from preview_helpers import system_chromium
+from preview_helpers import NEEDS_CHROMIUM
 
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
 from appsdk_cli.remote import Target
 from appsdk_cli.scaffold import scaffold
 from appsdk_cli.workbench import Workbench
 
-CHROMIUM = system_chromium()
-playwright_api = pytest.importorskip(
-    "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"
-)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium); CI installs it, so these run there"
-)
+pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
+pytestmark = NEEDS_CHROMIUM
 INTEROP = Path(__file__).resolve().parent / "interop"
 TITLES = ["Frankenstein", "Pride and Prejudice", "The Time Machine"]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
-        yield launched
-        launched.close()
 
 
 @pytest.fixture
