@@ -207,6 +207,8 @@ def test_fullscreen_is_left_by_the_control_and_by_escape(page, trip_bench: Workb
     box = frame.bounding_box()
     assert box["width"] == 1280 and box["height"] == 800, box
     widget(page).get_by_text("mode fullscreen").wait_for()
+    # One exit control: the workbench's; the embedded host page does not draw its own beside it.
+    assert page.frame_locator(".host-frame iframe").first.locator("#exit-mode").is_hidden()
     frame.get_by_role("button", name="Exit fullscreen").click()
     page.wait_for_function("() => document.querySelector('.host-frame').dataset.mode === 'inline'")
     widget(page).get_by_text("mode inline").wait_for()
