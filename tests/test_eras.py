@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
+import signal
+import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +25,7 @@ from conftest import FIXTURES, RunningServer, appsdk, free_port, serve, serve_fi
 
 from appsdk_cli import client as lean
 from appsdk_cli.client import modern
+from appsdk_cli.errors import AppsdkError
 from appsdk_cli.scaffold import scaffold
 
 MODERN = "2026-07-28"
@@ -510,3 +516,81 @@ def test_stdio_in_each_era(home, protocol):
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["structuredContent"]["guests"] == 1
+
+
+# --- cancellation ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["streamable-http", "sse", "stdio"])
+def test_a_call_cancelled_in_a_handshake_era_stops_on_the_server(request, where, tmp_path: Path):
+    # notifications/cancelled names the request in flight (cancel() is True once the server took it), and
+    # the waiting thread gives up at once. The Python SDK then cancels the tool's task, which the
+    # fixture's `wait` records. Over HTTP it also does so when the connection drops; over stdio nothing
+    # drops, and without the notification (tried) the tool runs on.
+    if where == "stdio":
+        target = {"stdio": f'"{sys.executable}" "{FIXTURES / "eras_server.py"}" stdio', "protocol": "2025-11-25"}
+    elif where == "sse":
+        target = {"url": request.getfixturevalue("eras_sse").url.replace("/mcp", "/sse")}
+    else:
+        target = {"url": request.getfixturevalue("eras_stateful").url, "protocol": "2025-11-25"}
+    seconds = 30 + len(where)  # tells this test's cancelled call from the others' on a shared server
+    with lean.connect(**target, eras=lean.EraCache(tmp_path / "eras.json")) as client:
+        assert client.era is not None and not client.era.modern
+        outcome: list[object] = []
+        caller = threading.Thread(
+            target=lambda: outcome.append(_outcome(lambda: client.call_tool("wait", {"seconds": seconds})))
+        )
+        caller.start()
+        deadline = time.monotonic() + 10
+        while client._in_flight is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)  # the tool has started
+        assert client.cancel("the test cancelled it")
+        caller.join(timeout=5)
+        assert not caller.is_alive(), "the cancelled call still waits"
+        assert isinstance(outcome[0], AppsdkError), outcome  # no result for a cancelled call
+        if where == "stdio":
+            seen = client.call_tool("cancelled-calls", {})
+    if where != "stdio":
+        with lean.connect(**target, eras=lean.EraCache(tmp_path / "eras.json")) as client:
+            seen = client.call_tool("cancelled-calls", {})
+    assert seconds in seen["structuredContent"]["cancelled"], seen
+
+
+def test_in_2026_07_28_there_is_nothing_to_send_to_cancel(scaffold_app, tmp_path: Path):
+    with lean.connect(scaffold_app.url, eras=lean.EraCache(tmp_path / "eras.json")) as client:
+        client.list_tools()
+        assert client.era is not None and client.era.modern
+        client._in_flight = 7  # as if a request waited: closing its stream is the cancellation
+        assert client.cancel_in_flight("no one to tell") is False
+
+
+def _outcome(call):
+    try:
+        return call()
+    except AppsdkError as problem:
+        return problem
+
+
+def test_ctrl_c_during_a_call_tells_the_server_and_exits_130(eras_stateful, home, tmp_path: Path):
+    trace = tmp_path / "call.jsonl"
+    args = ["wait", "seconds=30", "--url", eras_stateful.url, "--protocol", "2025-11-25", "--trace", str(trace)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", "call", *args],
+        env={**os.environ, **home},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and '"tools/call"' not in (trace.read_text() if trace.exists() else ""):
+        time.sleep(0.05)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=20)
+    assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    call = next(r for r in records if r["method"] == "tools/call" and r["kind"] == "request")
+    cancelled = [r for r in records if r["method"] == "notifications/cancelled"]
+    assert [r["message"]["params"]["requestId"] for r in cancelled] == [call["message"]["id"]], cancelled
+    assert cancelled[0]["message"]["params"]["reason"] == "the user interrupted appsdk (Ctrl-C)"

@@ -105,6 +105,14 @@ class Transport(Protocol):
 
     def close(self) -> None: ...
 
+    def send_aside(self, message: Message, *, timeout: float | None = None) -> None:
+        """Send a notification while another thread waits on this transport's answer (a cancellation)."""
+        ...
+
+    def abandon(self) -> None:
+        """Make the thread waiting on this transport's answer give up now (it gets a ConnectError)."""
+        ...
+
 
 # --- server-sent events ------------------------------------------------------------------------------
 
@@ -276,6 +284,10 @@ class HttpTransport:
         with httpguard.watchdog(deadline, self._abort):
             try:
                 return self._exchange(message, on_other, headers)
+            except KeyboardInterrupt:
+                # Half an exchange: the connection cannot carry another (the session's DELETE among them).
+                self._drop_connection()
+                raise
             except (AppsdkError, OSError, ValueError, RecursionError, http.client.HTTPException) as problem:
                 self._drop_connection()
                 if deadline.expired:
@@ -291,6 +303,10 @@ class HttpTransport:
 
     def _abort(self) -> None:
         httpguard.shutdown_socket(self._socket)
+
+    def abandon(self) -> None:
+        # Only the request's connection goes; a session id stays good for the next request.
+        self._abort()
 
     def _exchange(
         self, message: Message, on_other: Callable[[Message], Message | None], headers: dict[str, str] | None
@@ -353,16 +369,17 @@ class HttpTransport:
                 self._drop_connection()  # the rest of this answer will never be read
                 raise
             if reply is not None:
-                self._post_reply(reply)
+                self.send_aside(reply)
         self._drop_connection()
         raise ProtocolError(f"{self.description} closed the event stream before answering request {request_id}")
 
-    def _post_reply(self, reply: Message) -> None:
-        """Answer a request the server made mid-stream, on a connection of its own."""
-        side = HttpTransport(self.url, timeout=self.timeout, headers=self.extra_headers)  # the token too
+    def send_aside(self, message: Message, *, timeout: float | None = None) -> None:
+        """Send on a connection of its own, in this session: an answer to a request the server made
+        mid-stream, or a cancellation while the request's own connection still waits."""
+        side = HttpTransport(self.url, timeout=timeout or self.timeout, headers=self.extra_headers)  # the token too
         side.session_id, side.protocol_version = self.session_id, self.protocol_version
         try:
-            side.exchange(reply, on_other=lambda _: None)
+            side.exchange(message, on_other=lambda _: None)
         finally:
             side._drop_connection()
 

@@ -131,6 +131,14 @@ class SseTransport:
             raise ProtocolError(f"{self.description} sent an event that is not JSON: {problem}") from problem
         raise ProtocolError(f"{self.description} closed the event stream before answering request {request_id}")
 
+    def send_aside(self, message: Message, *, timeout: float | None = None) -> None:
+        if self._posts is not None:  # the endpoint's URL names the session
+            self._posts.send_aside(message, timeout=timeout)
+
+    def abandon(self) -> None:
+        # Answers come on the session's one event stream: to stop waiting is to end the session.
+        self._stream_side._abort()
+
     def close(self) -> None:
         # Closing the stream ends the session; there is nothing to DELETE in this transport.
         if self._posts is not None:

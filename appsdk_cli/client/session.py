@@ -56,6 +56,8 @@ Elicitor = Callable[[dict[str, Any]], dict[str, Any]]
 NotificationSink = Callable[[Message], None]
 
 MAX_INPUT_ROUNDS = 10
+# A cancellation is a courtesy to the server: it must not hold up whoever cancels for a whole --timeout.
+CANCEL_SECONDS = 5.0
 SHOWN_NOTIFICATIONS = ("notifications/progress", "notifications/message")
 
 
@@ -111,6 +113,8 @@ class McpClient:
         self._http_origin: HttpTransport | None = None
         self._next_id = 0
         self._next_progress = 0
+        # The id of the request waiting for its answer, for cancel_in_flight from another thread.
+        self._in_flight: int | None = None
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -342,13 +346,20 @@ class McpClient:
             headers = modern.routing_headers(method, params, param_headers=extra, encode_all=self._encode_all_headers)
         if params is not None:
             message["params"] = params
+        self._in_flight = self._next_id
         try:
             answer = self._send(message, headers)
+        except KeyboardInterrupt:
+            # Ctrl-C: the server is told, so a long tool stops working for nobody (2025 eras; see below).
+            self.cancel_in_flight("the user interrupted appsdk (Ctrl-C)")
+            raise
         except ProtocolError as problem:
             if problem.error is None or isinstance(problem, AuthRequired):
                 raise
             # A JSON-RPC error carried by an HTTP error status (the 2026-07-28 way): the error is the answer.
             answer = {"jsonrpc": "2.0", "id": message["id"], "error": problem.error, "_status": problem.status}
+        finally:
+            self._in_flight = None
         if not isinstance(answer, dict):
             raise ProtocolError(f"{self.transport.description} sent no answer to {method}")
         if "error" in answer:
@@ -474,6 +485,36 @@ class McpClient:
             f"the server asks for {what.get(str(method), repr(method))}, which this command cannot give",
             detail=json.dumps(request),
         )
+
+    def cancel_in_flight(self, reason: str) -> bool:
+        """Tell the server that the request now waiting for its answer is cancelled; True if it was told.
+
+        In the handshake eras that is `notifications/cancelled` naming the request, sent on a connection
+        of its own (or a line on stdin) while the request's thread still waits; whoever cancels then
+        drops that wait. In 2026-07-28 closing the request's stream is the cancellation: nothing to send.
+        Never raises: a server that cannot be told still loses the connection."""
+        request_id = self._in_flight
+        if request_id is None or self.era is None or self.era.modern:
+            return False
+        message: Message = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request_id, "reason": reason},
+        }
+        if self.trace:
+            self.trace("send", message)
+        try:
+            self.transport.send_aside(message, timeout=CANCEL_SECONDS)
+        except (AppsdkError, OSError):
+            return False
+        return True
+
+    def cancel(self, reason: str) -> bool:
+        """Cancel the request now in flight, from another thread: the server is told where the era has a
+        message for it, and the waiting thread gives up at once (a ConnectError). True if it was told."""
+        told = self.cancel_in_flight(reason)
+        self.transport.abandon()
+        return told
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message: Message = {"jsonrpc": "2.0", "method": method}

@@ -12,6 +12,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from typing import IO
@@ -45,6 +46,10 @@ class StdioTransport:
             self._log.close()
             raise ConnectError(f"cannot start {self.description}: {problem.strerror or problem}") from problem
         self._buffer = b""
+        self._writing = threading.Lock()
+        # Written to by abandon() to wake a read that waits for an answer no one wants any more.
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_read, False)
         # Until a JSON-RPC message arrives, stray output means the command is not an MCP stdio server at all.
         self._spoke_mcp = False
 
@@ -61,9 +66,18 @@ class StdioTransport:
     def _send(self, message: Message) -> None:
         assert self.process.stdin is not None
         try:
-            self.process.stdin.write(json.dumps(message).encode() + b"\n")
-        except (BrokenPipeError, OSError) as problem:
+            with self._writing:
+                self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        except (BrokenPipeError, OSError, ValueError) as problem:  # ValueError: stdin already closed
             raise self._died() from problem
+
+    def send_aside(self, message: Message, *, timeout: float | None = None) -> None:
+        self._send(message)  # one line on stdin, while the waiting thread reads stdout
+
+    def abandon(self) -> None:
+        # The server keeps running; an answer that comes later has an id no one waits for, and is skipped.
+        with contextlib.suppress(OSError):
+            os.write(self._wake_write, b"x")
 
     def _died(self) -> AppsdkError:
         # Its output closing usually means it is exiting: give it a moment so we can say with what code.
@@ -103,10 +117,15 @@ class StdioTransport:
         assert self.process.stdout is not None
         with selectors.DefaultSelector() as selector:
             selector.register(self.process.stdout, selectors.EVENT_READ)
+            selector.register(self._wake_read, selectors.EVENT_READ)
             while b"\n" not in self._buffer:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or not selector.select(remaining):
+                ready = selector.select(remaining) if remaining > 0 else []
+                if not ready:
                     raise ConnectError(f"{self.description} did not answer within {self.timeout:g} s")
+                if any(key.fileobj == self._wake_read for key, _ in ready):
+                    os.read(self._wake_read, 64)
+                    raise ConnectError(f"the request to {self.description} was abandoned before its answer came")
                 chunk = os.read(self.process.stdout.fileno(), 65536)
                 if not chunk:
                     if self._buffer.strip() and not self._spoke_mcp:
@@ -132,6 +151,8 @@ class StdioTransport:
         on_other: Callable[[Message], Message | None],
         headers: dict[str, str] | None = None,
     ) -> Message | None:
+        with contextlib.suppress(OSError):  # an abandon() that came after its answer is not for this one
+            os.read(self._wake_read, 64)
         self._send(message)
         if "id" not in message or "method" not in message:
             return None
@@ -179,3 +200,6 @@ class StdioTransport:
         if self.process.stdout:
             self.process.stdout.close()
         self._log.close()
+        for end in (self._wake_read, self._wake_write):
+            with contextlib.suppress(OSError):
+                os.close(end)

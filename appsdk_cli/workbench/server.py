@@ -7,7 +7,8 @@ with the workbench page, which drives it through `frame.contentWindow.appsdkPrev
 
 Every call runs on its own thread with a fresh session (the dev server may reload between two runs),
 so the page never waits on the server: it gets the run id at once and its outcome as a `run` event.
-A cancel drops the call's connection; the server sees the request go away, the page sees `cancelled`.
+A cancel tells the server (`notifications/cancelled` in the 2025 eras) and drops the call's connection (in
+2026-07-28 that is the cancellation); the page sees `cancelled`.
 
 Under `appsdk dev` this lives inside the supervisor, which forks workers: its threads only talk to the
 MCP server, publish events and answer the page (nothing they hold is needed by a worker), everything
@@ -342,11 +343,10 @@ class Workbench:
     def _abort(self, run: WorkbenchRun) -> None:
         client = run.client
         if client is not None:
-            # Shut the in-flight request's socket down (the call's own thread then closes the session);
-            # closing the transport here would race that thread on the same connection.
-            stop = getattr(client.transport, "_abort", None) or client.transport.close
+            # The server is told (2025 eras) and the call's thread stops waiting; that thread then closes
+            # the session (closing it here would race the thread on the same connection).
             with contextlib.suppress(Exception):
-                stop()
+                client.cancel("cancelled from the appsdk workbench")
 
     def _launch(self, run: WorkbenchRun, locale: str | None) -> None:
         self.events.publish("run", run.as_json())
