@@ -115,8 +115,9 @@ class TraceFormatError(AppsdkError):
 # --- records -----------------------------------------------------------------------------------------
 
 
-def now_iso() -> str:
-    stamp = datetime.now(UTC)
+def now_iso(at: float | None = None) -> str:
+    """UTC to the millisecond: now, or at `at` (seconds since the epoch)."""
+    stamp = datetime.now(UTC) if at is None else datetime.fromtimestamp(at, UTC)
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
 
 
@@ -266,6 +267,10 @@ class Tracer:
         self._pending: OrderedDict[tuple[str, str, str], tuple[str | None, float]] = OrderedDict()
         self._secrets: set[str] = {s for s in secrets if s}
         self._seq = 0
+        # One clock for both: a record's time is the wall clock at the start plus the monotonic clock since,
+        # so two records' times differ by their duration (a second clock reading could be a thread switch,
+        # 5 ms, apart from the first).
+        self._wall_at_start, self._clock_at_start = time.time(), time.monotonic()
         self._hooks = itertools.count(1)
         self._default_hook = McpHook(self)
         self._sink: IO[str] | None = None
@@ -361,7 +366,7 @@ class Tracer:
             msg_id = None
         method = message.get("method") if isinstance(message, dict) and isinstance(message.get("method"), str) else None
         record: dict[str, Any] = {
-            "time": now_iso(),
+            "time": self._time_at(clock),
             "seq": 0,
             "channel": channel,
             "from": sender,
@@ -391,6 +396,9 @@ class Tracer:
                 record["redacted"] = True
             return self._keep(record)
 
+    def _time_at(self, clock: float) -> str:
+        return now_iso(self._wall_at_start + (clock - self._clock_at_start))
+
     def failure(
         self,
         request: dict[str, Any],
@@ -408,7 +416,7 @@ class Tracer:
         msg_id = request.get("id") if isinstance(request.get("id"), str | int) else None
         method = request.get("method") if isinstance(request.get("method"), str) else None
         record: dict[str, Any] = {
-            "time": now_iso(),
+            "time": self._time_at(clock),
             "seq": 0,
             "channel": "mcp",
             "from": "server",
