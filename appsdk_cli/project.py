@@ -14,6 +14,8 @@ DEFAULT_APP = "server:mcp"
 DEFAULT_URL = "http://127.0.0.1:8000/mcp"
 STATE_DIR = ".appsdk"
 DEV_STATE_FILE = "dev.json"
+# Under APPSDK_HOME: one file per running `appsdk dev`, named by its URL, naming its project.
+DEV_INDEX_DIR = "dev"
 
 
 @dataclass(frozen=True)
@@ -100,13 +102,43 @@ def dev_state_path(project: Path) -> Path:
 
 
 def write_dev_state(project: Path, state: DevState) -> Path:
-    """Write atomically, so a reader never sees half a file."""
+    """Write atomically, so a reader never sees half a file; and name the project under its URL in
+    APPSDK_HOME, so a command run from another folder finds it too (see running_dev_for_url)."""
     path = dev_state_path(project)
     path.parent.mkdir(exist_ok=True)
-    temporary = path.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(asdict(state), indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    _write_atomically(path, asdict(state))
+    index = _dev_index_file(state.url)
+    try:
+        index.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomically(index, {"url": state.url, "project": str(project.resolve())})
+    except OSError:
+        pass  # a home that cannot be written costs only that lookup from elsewhere
     return path
+
+
+def _write_atomically(path: Path, value: dict[str, Any]) -> None:
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def _dev_index_file(url: str) -> Path:
+    import hashlib
+
+    from appsdk_cli.client.eras import appsdk_home
+
+    return appsdk_home() / DEV_INDEX_DIR / f"{hashlib.sha256(url.encode()).hexdigest()[:24]}.json"
+
+
+def running_dev_for_url(url: str) -> tuple[Path, DevState] | None:
+    """The project whose running `appsdk dev` serves `url`, and its state, wherever it was started from."""
+    try:
+        entry = json.loads(_dev_index_file(url).read_text(encoding="utf-8"))
+        project = Path(entry["project"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    state = read_dev_state(project)  # None once that dev has stopped (the entry may outlive a kill -9)
+    return (project, state) if state is not None and state.url == url else None
 
 
 def read_dev_state(project: Path) -> DevState | None:
@@ -167,11 +199,17 @@ def lock_dev_project(project: Path) -> int:
 def remove_dev_state(project: Path, pid: int | None = None) -> None:
     """Remove the state file; with pid, only if that process wrote it."""
     path = dev_state_path(project)
-    if pid is not None:
-        current = read_dev_state(project)
-        if current is not None and current.pid != pid:
-            return
+    current = read_dev_state(project)
+    if pid is not None and current is not None and current.pid != pid:
+        return
     path.unlink(missing_ok=True)
+    if current is not None:
+        index = _dev_index_file(current.url)
+        try:
+            if json.loads(index.read_text(encoding="utf-8")).get("project") == str(project.resolve()):
+                index.unlink()
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 def find_dev_state(start: Path) -> DevState | None:

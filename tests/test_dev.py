@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from conftest import appsdk, free_port, pid_alive, stop
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from appsdk_cli.project import running_dev_for_url
 from appsdk_cli.scaffold import scaffold
 
 WAIT = 30.0  # generous: a change must show within this, but it normally takes well under a second
@@ -161,9 +163,15 @@ async def test_serves_list_books_and_records_itself_in_dev_json(dev: DevServer, 
 def test_dev_json_disappears_on_exit(dev: DevServer):
     state = dev.project / ".appsdk" / "dev.json"
     assert state.is_file()
+    # Found by its URL too, from any folder (this test's is not the project's): the preview's HMR uses it.
+    found = running_dev_for_url(dev.url)
+    assert found is not None and found[0] == dev.project.resolve() and found[1].pid == dev.process.pid
+    index = list((Path(os.environ["APPSDK_HOME"]) / "dev").iterdir())
+    assert len(index) == 1
     dev.process.send_signal(signal.SIGINT)
     assert dev.process.wait(timeout=WAIT) == 0
     assert not state.exists()
+    assert running_dev_for_url(dev.url) is None and not index[0].exists()
 
 
 def test_sse_transport_serves_an_event_stream(project: Path):

@@ -317,9 +317,12 @@ def dev_session(react_app: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Po
 
 @needs_node
 @NEEDS_CHROMIUM
-def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(react_app: Path, dev_session, monkeypatch):
+def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
+    react_app: Path, dev_session, monkeypatch, tmp_path: Path
+):
     from playwright.sync_api import sync_playwright
 
+    from appsdk_cli.preview.devwidget import vite_url_for
     from appsdk_cli.preview.server import PreviewServer
     from appsdk_cli.preview.session import PreviewOptions, prepare
     from appsdk_cli.remote import Target
@@ -332,6 +335,10 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(reac
     _wait_for(lambda: "widget rebuilt" in log.read_text(), 120, "the first build")
     source = react_app / "web" / "src" / "BookList.tsx"
     original = source.read_text()
+    # From any other folder (`appsdk dev PATH`'s own workbench, a preview run elsewhere) by the server's URL.
+    monkeypatch.chdir(tmp_path)
+    elsewhere = prepare(Target(url=state["url"]), "list-books", [])
+    assert vite_url_for(elsewhere, elsewhere.template) == vite_url.rstrip("/") + "/"
     monkeypatch.chdir(react_app)  # the preview finds `appsdk dev` (and its Vite) from the project, as a user runs it
     preview = PreviewServer(prepare(Target(url=state["url"]), "list-books", []), PreviewOptions()).start()
     try:

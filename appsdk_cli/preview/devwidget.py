@@ -1,6 +1,7 @@
 """The preview's widget document from the app's Vite dev server, for hot module replacement.
 
-When `appsdk dev` runs a project with web/, it records its Vite dev server in .appsdk/dev.json. If the
+When `appsdk dev` runs a project with web/, it records its Vite dev server in .appsdk/dev.json (found
+from the working folder, or by the server's URL from anywhere: project.running_dev_for_url). If the
 widget the preview shows is that project's built file (web/dist/index.html), the preview serves Vite's
 HTML instead, on the same sandbox origin and with the same host bootstrap: the page's scripts then come
 from Vite, and a saved .tsx/.css file updates the widget in place, keeping React state. The CSP is the
@@ -62,20 +63,26 @@ class VitePage:
 
 def vite_url_for(session: PreviewSession, template: WidgetTemplate) -> str | None:
     """The Vite dev server that serves this widget's source, when `appsdk dev` runs one for it."""
-    from appsdk_cli.project import find_dev_state
+    from appsdk_cli.project import find_dev_state, running_dev_for_url
 
     target_url = session.target.url
     if not target_url:
         return None
     state = find_dev_state(Path.cwd())
-    if state is None or state.url != target_url:
-        return None
+    if state is not None and state.url == target_url:
+        project = _project_of(Path.cwd())
+    else:
+        # Started from elsewhere (`appsdk dev PATH`, or a preview run outside the project): by its URL.
+        found = running_dev_for_url(target_url)
+        if found is None:
+            return None
+        project, state = found
     url = state.extra.get(VITE_URL_KEY) if isinstance(state.extra, dict) else None
     parts = urlsplit(url) if isinstance(url, str) else None
     if parts is None or parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "localhost"):
         return None
     if SOURCE_MARK not in template.html:
-        built = _project_of(Path.cwd()) / "web" / "dist" / "index.html"
+        built = project / "web" / "dist" / "index.html"
         try:
             if built.read_text(encoding="utf-8") != template.html:
                 return None  # another widget of the app, not the one web/ builds
