@@ -165,6 +165,31 @@ def serve_fixture(script: str, *args: str, env: dict[str, str] | None = None) ->
     return serve([sys.executable, str(FIXTURES / script), "http", str(port), *args], port, env=env)
 
 
+@pytest.fixture(scope="module")
+def eras_app() -> Iterator[RunningServer]:
+    """tests/fixtures/eras_server.py: stateless streamable HTTP with JSON answers, both eras."""
+    server = serve_fixture("eras_server.py")
+    yield server
+    stop(server.process)
+
+
+@pytest.fixture(scope="module")
+def eras_stateful() -> Iterator[RunningServer]:
+    """tests/fixtures/eras_server.py with sessions and event-stream answers (2025 elicitation)."""
+    server = serve_fixture("eras_server.py", "--stateful")
+    yield server
+    stop(server.process)
+
+
+@pytest.fixture(scope="module")
+def trip_app() -> Iterator[RunningServer]:
+    """tests/fixtures/workbench_app.py: every kind of form field, a widget, files and slow tools."""
+    port = free_port()
+    server = serve([sys.executable, str(FIXTURES / "workbench_app.py"), str(port)], port)
+    yield server
+    stop(server.process)
+
+
 # --- the apps registry and `appsdk app-server` ---------------------------------------------------------
 
 

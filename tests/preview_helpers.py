@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import struct
 import sys
 import zlib
@@ -29,6 +30,11 @@ CHROMIUM = system_chromium()
 NEEDS_CHROMIUM = pytest.mark.skipif(
     CHROMIUM is None,
     reason="Chromium is not installed (apt-get install chromium-headless-shell); CI installs it, so these run there",
+)
+# Every host→view message of these tests is judged by the ext-apps SDK's own schemas, in node.
+NEEDS_NODE_FOR_SCHEMAS = pytest.mark.skipif(
+    shutil.which("node") is None,
+    reason="NODE IS MISSING: the host's messages are judged by the ext-apps SDK's schemas, which need node",
 )
 
 

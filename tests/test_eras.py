@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import FIXTURES, RunningServer, appsdk, free_port, serve, serve_fixture, serve_project, stop
+from conftest import FIXTURES, RunningServer, appsdk, free_port, serve, serve_project, stop
 
 from appsdk_cli import client as lean
 from appsdk_cli.client import modern
@@ -81,20 +81,6 @@ def assert_both_eras(url: str) -> None:
 @pytest.fixture(scope="module")
 def scaffold_app(tmp_path_factory) -> Iterator[RunningServer]:
     server = serve_project(scaffold("book-club", tmp_path_factory.mktemp("eras")).path)
-    yield server
-    stop(server.process)
-
-
-@pytest.fixture(scope="module")
-def eras_app() -> Iterator[RunningServer]:
-    server = serve_fixture("eras_server.py")
-    yield server
-    stop(server.process)
-
-
-@pytest.fixture(scope="module")
-def eras_stateful() -> Iterator[RunningServer]:
-    server = serve_fixture("eras_server.py", "--stateful")
     yield server
     stop(server.process)
 

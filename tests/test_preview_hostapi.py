@@ -8,7 +8,6 @@ every test here is judged by the SDK's own zod schemas (bridge_capture.py), as i
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import urllib.request
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 from bridge_capture import BridgeRecorder, coverage, failures, validate
 from conftest import RunningServer, free_port, serve, stop
-from preview_helpers import NEEDS_CHROMIUM
+from preview_helpers import NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS
 
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
 from appsdk_cli.preview.files import FileStore, file_arguments
@@ -26,13 +25,7 @@ from appsdk_cli.remote import Target
 
 FIXTURE = Path(__file__).parent / "fixtures" / "hostapi_app" / "server.py"
 pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
-pytestmark = [
-    NEEDS_CHROMIUM,
-    pytest.mark.skipif(
-        shutil.which("node") is None,
-        reason="NODE IS MISSING: the host's messages are judged by the ext-apps SDK's schemas, which need node",
-    ),
-]
+pytestmark = [NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS]
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ from pathlib import Path
 import pytest
 from bridge_capture import BridgeRecorder, coverage, failures, validate
 from conftest import FIXTURES, RunningServer, free_port, serve, stop
-from preview_helpers import NEEDS_CHROMIUM
+from preview_helpers import NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS
 
 from appsdk_cli.client import connect
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
@@ -28,13 +27,7 @@ from appsdk_cli.preview.screenshot import jpeg_size, png_size
 from appsdk_cli.remote import Target
 
 pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
-pytestmark = [
-    NEEDS_CHROMIUM,
-    pytest.mark.skipif(
-        shutil.which("node") is None,
-        reason="NODE IS MISSING: the host's messages are judged by the ext-apps SDK's schemas, which need node",
-    ),
-]
+pytestmark = [NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS]
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import FIXTURES, INTEROP, RunningServer, appsdk, free_port, serve, serve_fixture, stop
+from conftest import FIXTURES, INTEROP, RunningServer, appsdk, free_port, serve, stop
 
 from appsdk_cli import trace
 from appsdk_cli.scaffold import scaffold
@@ -308,25 +308,11 @@ def test_a_failed_call_keeps_its_trace(home, tmp_path: Path):
     assert records[1]["message"] is None and "cannot reach" in records[1]["failure"]
 
 
-@pytest.fixture(scope="module")
-def eras_modern() -> Iterator[RunningServer]:
-    server = serve_fixture("eras_server.py")
-    yield server
-    stop(server.process)
-
-
-@pytest.fixture(scope="module")
-def eras_stateful() -> Iterator[RunningServer]:
-    server = serve_fixture("eras_server.py", "--stateful")
-    yield server
-    stop(server.process)
-
-
-def test_modern_questions_are_traced_round_by_round(eras_modern, home, tmp_path: Path):
+def test_modern_questions_are_traced_round_by_round(eras_app, home, tmp_path: Path):
     path = tmp_path / "mrtr.jsonl"
     answers = '{"guests": 2, "name": "Ada"}'
     result = appsdk(
-        "call", "book-table", "restaurant=Noma", "--answers", answers, "--url", eras_modern.url, "--trace", str(path),
+        "call", "book-table", "restaurant=Noma", "--answers", answers, "--url", eras_app.url, "--trace", str(path),
         env=home,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -18,20 +18,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import FIXTURES, RunningServer, free_port, serve, stop
+from conftest import RunningServer, free_port
 
 from appsdk_cli.remote import Target
 from appsdk_cli.scaffold import scaffold
 from appsdk_cli.workbench import Workbench
 from appsdk_cli.workbench.server import argument_problems
-
-
-@pytest.fixture(scope="module")
-def trip_app() -> Iterator[RunningServer]:
-    port = free_port()
-    server = serve([sys.executable, str(FIXTURES / "workbench_app.py"), str(port)], port)
-    yield server
-    stop(server.process)
 
 
 @pytest.fixture

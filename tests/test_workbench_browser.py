@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, RunningServer, free_port, serve, stop
+from conftest import RunningServer, free_port, serve, stop
 from preview_helpers import NEEDS_CHROMIUM
 
 from appsdk_cli.remote import Target
@@ -40,14 +40,6 @@ def page(browser) -> Iterator[object]:
     yield opened
     context.close()
     assert not errors, f"the workbench page threw: {errors}"
-
-
-@pytest.fixture(scope="module")
-def trip_app() -> Iterator[RunningServer]:
-    port = free_port()
-    server = serve([sys.executable, str(FIXTURES / "workbench_app.py"), str(port)], port)
-    yield server
-    stop(server.process)
 
 
 @pytest.fixture
