@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from appsdk_cli.appmeta import WIDGET_MIME_TYPES
-from appsdk_cli.checks.htmlscan import dev_server_loads, relative_assets
+from appsdk_cli.checks.htmlscan import OutsideLoad, RelativeAsset, dev_server_loads, relative_assets
 from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, resource_target
 from appsdk_cli.checks.plan import is_widget_candidate, referenced_uris
 
@@ -166,23 +166,19 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
             )
         relative = relative_assets(widget.html or "")
         if relative:
-            shown = ", ".join(f"{asset.how} {asset.url}" for asset in relative[:3])
-            more = f" and {len(relative) - 3} more" if len(relative) > 3 else ""
             yield Finding(
                 RELATIVE_ASSET,
                 target,
-                f"widget {widget.uri} loads {shown}{more} by a relative URL, which no host can fetch",
+                f"widget {widget.uri} loads {_first_loads(relative)} by a relative URL, which no host can fetch",
                 "inline the script and styles into the HTML (a bundler's single-file build does it), or serve "
                 "them at absolute https URLs on an origin the widget's CSP lists",
             )
         local = dev_server_loads(widget.html or "")
         if local:
-            shown = ", ".join(f"{load.how} {load.url}" for load in local[:3])
-            more = f" and {len(local) - 3} more" if len(local) > 3 else ""
             yield Finding(
                 RELATIVE_ASSET,
                 target,
-                f"widget {widget.uri} loads {shown}{more} from this machine, which no host can reach",
+                f"widget {widget.uri} loads {_first_loads(local)} from this machine, which no host can reach",
                 "serve the built, self-contained file (`appsdk build` writes web/dist/index.html), not the dev "
                 "server's page",
             )
@@ -220,3 +216,9 @@ def build_findings(project: Path) -> Iterator[Finding]:
             f"web/dist/index.html is older than {names}{more}: the server serves the widget as it was before",
             "run `appsdk build` (appsdk dev rebuilds it on every good save)",
         )
+
+
+def _first_loads(loads: list[RelativeAsset] | list[OutsideLoad]) -> str:
+    """'script a.js, link b.css' for the first three loads, and how many more there are."""
+    shown = ", ".join(f"{load.how} {load.url}" for load in loads[:3])
+    return shown + (f" and {len(loads) - 3} more" if len(loads) > 3 else "")
