@@ -3,8 +3,9 @@
 typer describes each value by its Python type (`--allow-host <list[str]>`, `--port <int range>`,
 `{TOOL}`); the help formatter here names it for what it holds (`--allow-host HOST`, `--port PORT`,
 `TOOL`), drops click's `0<=x<=65535` ranges, and wraps to the terminal's width instead of 80 columns.
-`polish()` applies it to every command of the tree and adds each one's examples. click only:
-nothing here imports rich, so `appsdk --help` stays fast.
+`polish()` applies it to every command of the tree and adds each one's examples; `GroupedCommands`
+lists the root's commands under their panels (build, run, inspect, ship). click only: nothing here
+imports rich, so `appsdk --help` stays fast. docsgen renders the same help at a fixed width for docs/.
 """
 
 from __future__ import annotations
