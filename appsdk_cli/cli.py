@@ -22,9 +22,11 @@ from appsdk_cli.commands.plugin import plugin
 from appsdk_cli.commands.preview import preview
 from appsdk_cli.commands.snapshot import snapshot
 from appsdk_cli.commands.tunnel import tunnel
+from appsdk_cli.helptext import PANELS, GroupedCommands
 
 app = typer.Typer(
     name="appsdk",
+    cls=GroupedCommands,
     help="Build, run, tunnel and test apps for ChatGPT (Apps SDK and MCP Apps).",
     no_args_is_help=True,
     add_completion=False,
@@ -52,23 +54,35 @@ def _root(
     """Build, run, tunnel and test apps for ChatGPT (Apps SDK and MCP Apps)."""
 
 
-# Short lines for the command list; each command's docstring is its full --help.
-app.command(short_help="Scaffold the book-club app: server, widget and tests.")(new)
-app.command(short_help="Serve the app with hot reload (--tunnel: and over HTTPS).")(dev)
-app.command(short_help="Build the React widget into one self-contained web/dist/index.html.")(build)
-app.command(short_help="Generate the widget's TypeScript types from the tools' outputSchema.")(types)
-app.command(short_help="Call a tool the way ChatGPT does and show what each side gets.")(call)
-app.command(short_help="List the tools: arguments, sign-in scopes and Apps SDK metadata.")(tools)
-app.command(short_help="List the resources and their MIME types.")(resources)
-app.command(short_help="Print one resource (a widget's HTML and _meta).")(read)
-app.command(short_help="Lint the app against ChatGPT's and the MCP Apps rules.")(check)
-app.command(short_help="Record the release contract: what ChatGPT freezes at review.")(snapshot)
-app.command(short_help="Render a widget in a local ChatGPT-like host; no TOOL: the workbench.")(preview)
-app.command(short_help="Open an ngrok HTTPS tunnel and print the /mcp URL for ChatGPT.")(tunnel)
-app.add_typer(apps, short_help="The local apps registry: add, remove, list, installed, read.")
-app.add_typer(plugin, short_help="Ship the app as a plugin: init, check, pack, install --codex.")
-app.add_typer(auth, short_help="The cached sign-ins: status, logout.")
-app.command("app-server", short_help="Serve the Codex app/* methods on stdio (JSONL).")(app_server)
+# Short lines for the command list; each command's docstring is its full --help. The panels group
+# the list as the work goes: make the app, run it, look at what it sends, ship it.
+BUILD, RUN, INSPECT, SHIP = PANELS
+app.command(short_help="Scaffold the book-club app: server, widget and tests.", rich_help_panel=BUILD)(new)
+app.command(short_help="Generate the widget's TypeScript types from the tools' outputSchema.", rich_help_panel=BUILD)(
+    types
+)
+app.command(short_help="Build the React widget into one self-contained web/dist/index.html.", rich_help_panel=BUILD)(
+    build
+)
+app.command(short_help="Serve the app with hot reload (--tunnel: and over HTTPS).", rich_help_panel=RUN)(dev)
+app.command(short_help="Render a widget in a local ChatGPT-like host; no TOOL: the workbench.", rich_help_panel=RUN)(
+    preview
+)
+app.command(short_help="Open an ngrok HTTPS tunnel and print the /mcp URL for ChatGPT.", rich_help_panel=RUN)(tunnel)
+app.add_typer(auth, short_help="The cached sign-ins: status, logout.", rich_help_panel=RUN)
+app.command(short_help="Call a tool the way ChatGPT does and show what each side gets.", rich_help_panel=INSPECT)(call)
+app.command(short_help="List the tools: arguments, sign-in scopes and Apps SDK metadata.", rich_help_panel=INSPECT)(
+    tools
+)
+app.command(short_help="List the resources and their MIME types.", rich_help_panel=INSPECT)(resources)
+app.command(short_help="Print one resource (a widget's HTML and _meta).", rich_help_panel=INSPECT)(read)
+app.command(short_help="Lint the app against ChatGPT's and the MCP Apps rules.", rich_help_panel=INSPECT)(check)
+app.command(short_help="Record the release contract: what ChatGPT freezes at review.", rich_help_panel=SHIP)(snapshot)
+app.add_typer(plugin, short_help="Ship the app as a plugin: init, check, pack, install --codex.", rich_help_panel=SHIP)
+app.add_typer(apps, short_help="The local apps registry: add, remove, list, installed, read.", rich_help_panel=SHIP)
+app.command("app-server", short_help="Serve the Codex app/* methods on stdio (JSONL).", rich_help_panel=SHIP)(
+    app_server
+)
 
 
 def _only_the_invoked_command(argv: list[str]) -> typer.Typer:

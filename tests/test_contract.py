@@ -1,5 +1,5 @@
 """`appsdk snapshot` and `appsdk check --against`: a fixture pair per impact, in PATH mode and live, the
-scaffold's contract byte for byte, the README's CI job, and the errors a user can cause.
+scaffold's contract byte for byte, the contract guide's CI job, and the errors a user can cause.
 
 Real processes throughout: the CLI runs as a child, PATH mode imports each fixture in its own child,
 and live mode talks to the fixture served by uvicorn on a free port.
@@ -171,19 +171,19 @@ def test_scaffold_contract_round_trips_byte_for_byte(tmp_path: Path, flavor: Wid
     assert code == 0 and report["changes"] == []
 
 
-# --- the README's CI job ------------------------------------------------------------------------------
+# --- the contract guide's CI job (docs/guides/contract.md) -------------------------------------------
 
 
-def readme_ci_commands() -> list[str]:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"```yaml\n# \.github/workflows/contract\.yml\n(.*?)```", readme, re.S)
-    assert block, "the README's CI example"
+def guide_ci_commands() -> list[str]:
+    guide = (REPO / "docs" / "guides" / "contract.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n# \.github/workflows/contract\.yml\n(.*?)```", guide, re.S)
+    assert block, "the contract guide's CI example"
     return [m.group(1).strip() for m in re.finditer(r"^\s*- run: (appsdk .*)$", block.group(1), re.M)]
 
 
 def run_ci(project: Path) -> int:
-    """The README job's appsdk steps, in the project's checkout; the job's result is the first failure."""
-    for command in readme_ci_commands():
+    """The guide's CI job's appsdk steps, in the project's checkout; the job's result is the first failure."""
+    for command in guide_ci_commands():
         result = appsdk(*command.split()[1:], cwd=project)
         assert "Traceback" not in result.stderr
         if result.returncode != 0:
@@ -191,10 +191,10 @@ def run_ci(project: Path) -> int:
     return 0
 
 
-def test_readme_ci_job_fails_a_pull_request_only_on_a_breaking_change(tmp_path: Path):
-    assert readme_ci_commands() == ["appsdk check --against appsdk.contract.json"]
+def test_guide_ci_job_fails_a_pull_request_only_on_a_breaking_change(tmp_path: Path):
+    assert guide_ci_commands() == ["appsdk check --against appsdk.contract.json"]
     released = scaffold("book-club", tmp_path / "released").path
-    assert appsdk("snapshot", cwd=released).returncode == 0  # the README: record it, commit it
+    assert appsdk("snapshot", cwd=released).returncode == 0  # the guide: record it, commit it
 
     def pull_request(name: str, old: str, new: str) -> Path:
         checkout = tmp_path / name

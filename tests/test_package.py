@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -107,6 +108,7 @@ def test_chatgpt_steps_are_said_once_and_the_readme_has_them(tmp_path: Path):
 
     readme = (REPO / "README.md").read_text()
     assert chatgpt.markdown() in readme
+    docs = "\n".join(path.read_text() for path in (REPO / "docs").rglob("*.md"))
     assert chatgpt.markdown() in (scaffold("plain", tmp_path).path / "README.md").read_text()
     assert chatgpt.markdown(sign_in=True) in (scaffold("members", tmp_path, auth=True).path / "README.md").read_text()
     everything = "\n".join(
@@ -116,7 +118,7 @@ def test_chatgpt_steps_are_said_once_and_the_readme_has_them(tmp_path: Path):
         if path.is_file() and path.suffix in {".py", ".md"}
     )
     for stale in ("Apps & Connectors", "Settings → Apps", "Create app"):
-        assert stale not in everything + readme, stale
+        assert stale not in everything + readme + docs, stale
 
 
 COMMANDS = ["new", "dev", "call", "tools", "resources", "read", "check", "preview", "tunnel", "app-server"]
@@ -147,3 +149,18 @@ def test_help_wraps_to_the_terminal_and_summaries_are_whole():
     assert "..." not in listed and "accessible (its server lists tools) and enabled." in listed
     root = appsdk("--help").stdout
     assert "add, remove, list, installed, read" in root
+
+
+def test_root_help_groups_every_command_once_under_build_run_inspect_ship():
+    from appsdk_cli.cli import app
+
+    root = appsdk("--help", env={"COLUMNS": "120"}).stdout
+    panels = [line[:-1] for line in root.splitlines() if line in ("Build:", "Run:", "Inspect:", "Ship:")]
+    assert panels == ["Build", "Run", "Inspect", "Ship"], root
+    listed = root.split("Build:\n", 1)[1].split("Examples:", 1)[0]
+    names = [line.split()[0] for line in listed.splitlines() if re.match(r"  \S", line)]
+    registered = [c.name or c.callback.__name__ for c in app.registered_commands] + [
+        g.typer_instance.info.name for g in app.registered_groups
+    ]
+    assert sorted(names) == sorted(registered) and len(names) == 16, names
+    assert "Commands:" not in root  # no command is left outside a panel

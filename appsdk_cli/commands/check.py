@@ -67,6 +67,15 @@ def check(
         ),
     ] = None,
     protocol: Protocol = "auto",
+    explain: Annotated[
+        str | None,
+        typer.Option(
+            "--explain",
+            help="Print what a rule (APPS… or PLUG…, or its name) checks and why, and exit; contacts nothing.",
+            show_default=False,
+            metavar="RULE",
+        ),
+    ] = None,
 ) -> None:
     """Lint an app: widget links, MIME types, CSP, status texts, annotations, schemas and real outputs.
 
@@ -76,9 +85,14 @@ def check(
     With --against appsdk.contract.json: each change is breaking (exit 1), needs a new reviewed
     version, or goes live at once; --strict fails on the second kind too.
 
+    With --explain RULE: what the rule checks and why, offline; every rule is in docs/rules.md.
+
     Exit codes: 0 no errors; 1 an error was found (or a warning, with --strict), or the server is
     unreachable, or the app failed to import; 2 the command line is wrong.
     """
+    if explain is not None:
+        explain_rule(explain, as_json=as_json)
+        return
     if against is not None:
         from appsdk_cli.commands.snapshot import check_against
 
@@ -96,3 +110,17 @@ def check(
     check_report(report, as_json=as_json)
     if report.failed:
         raise typer.Exit(1)
+
+
+def explain_rule(word: str, *, as_json: bool) -> None:
+    """`--explain RULE`: the rule's text from the tables alone, so it works with no app and no network."""
+    from appsdk_cli import rulebook
+    from appsdk_cli.errors import UsageError
+    from appsdk_cli.render.check import rule_text
+
+    entry = rulebook.find(word)
+    if entry is None:
+        close = rulebook.nearest(word)
+        suggestion = f"did you mean {', '.join(close)}?" if close else "rule ids look like APPS101 or PLUG101"
+        raise UsageError(f"no rule {word!r}; {suggestion} (every rule: docs/rules.md)")
+    rule_text(entry, as_json=as_json)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from appsdk_cli.checks import CheckReport
+    from appsdk_cli.rulebook import Entry
 
 
 from appsdk_cli.render.console import count, json_line, stdout
@@ -59,3 +60,18 @@ def check_report(report: CheckReport, *, as_json: bool) -> None:
         + f" [dim]{where}[/]",
         soft_wrap=True,
     )
+
+
+def rule_text(entry: Entry, *, as_json: bool) -> None:
+    """`appsdk check --explain RULE`: one rule, as docs/rules.md has it."""
+    if as_json:
+        json_line(entry.as_json())
+        return
+    from appsdk_cli.render.console import escape
+
+    rule = entry.rule
+    colour = "red" if rule.severity.value == "error" else "yellow"
+    console = stdout()
+    console.print(f"[bold]{rule.id}[/] {rule.name} [{colour}]{rule.severity.value}[/] [dim]— {escape(entry.family)}[/]")
+    console.print(f"[bold]what:[/] {escape(rule.what)}")
+    console.print(f"[bold]why:[/]  {escape(rule.why)}")
