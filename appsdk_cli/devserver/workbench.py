@@ -15,7 +15,7 @@ from appsdk_cli import chatgpt
 if TYPE_CHECKING:
     from appsdk_cli.devserver.events import Reloaded, Started
     from appsdk_cli.devserver.supervisor import Supervisor
-    from appsdk_cli.workbench.server import Workbench
+    from appsdk_cli.workbench import Workbench
 
 
 class DevWorkbench:
