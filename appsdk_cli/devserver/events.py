@@ -6,6 +6,7 @@ parts it composes around it: the widget half (Vite, the widget's types), the wor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -197,3 +198,6 @@ DevEvent = (
     | TunnelRestarted
     | TunnelLost
 )
+
+# Who hears a session: the renderer in the CLI, a list's append in a test.
+Observer = Callable[[DevEvent], None]

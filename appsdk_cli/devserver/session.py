@@ -16,12 +16,13 @@ tunnel opens once the first worker serves (it needs the bound port).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from appsdk_cli.devserver import events
+from appsdk_cli.devserver.events import Observer
 from appsdk_cli.errors import AppsdkError
 
 if TYPE_CHECKING:
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from appsdk_cli.devserver.widget import WidgetDev
     from appsdk_cli.devserver.workbench import DevWorkbench
     from appsdk_cli.tunnel import Tunnel, TunnelEndpoints, TunnelSettings
-
-Observer = Callable[[events.DevEvent], None]
 
 
 @dataclass(frozen=True)
