@@ -27,10 +27,10 @@ def tunnel(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show details of failures.")] = False,
 ) -> None:
     """Open an ngrok HTTPS tunnel to the local server and print the public /mcp URL for ChatGPT."""
-    from appsdk_cli.errors import UsageError
+    from appsdk_cli.errors import AppsdkError, UsageError
     from appsdk_cli.project import read_config, resolve_server_url
     from appsdk_cli.render.console import spinner, stopping_on_sigterm
-    from appsdk_cli.render.tunnel import tunnel_check, tunnel_closed, tunnel_opened, tunnel_restarted
+    from appsdk_cli.render.tunnel import tunnel_closed, tunnel_opened, tunnel_restarted, tunnel_unverified
     from appsdk_cli.tunnel import (
         Tunnel,
         TunnelError,
@@ -62,7 +62,13 @@ def tunnel(
             endpoints = opened.open()
         # Once the tunnel is up, Ctrl-C or SIGTERM is the normal way to stop it: exit 0, whenever it comes.
         with contextlib.suppress(KeyboardInterrupt):
-            verified = tunnel_check(lambda: check_mcp(endpoints.mcp_url), endpoints)
-            tunnel_opened(endpoints, verified=verified, as_json=as_json)
+            problem = None
+            try:
+                with spinner("Checking the public /mcp URL"):
+                    check_mcp(endpoints.mcp_url)
+            except AppsdkError as failure:  # said plainly; the tunnel stays open
+                problem = failure.message
+                tunnel_unverified(endpoints, problem)
+            tunnel_opened(endpoints, verified=problem is None, as_json=as_json)
             watch(opened, lambda new, changed: tunnel_restarted(new, changed, as_json=as_json))
     tunnel_closed(as_json=as_json)

@@ -1,7 +1,12 @@
-"""What a running dev server reports: plain values, handed to an observer (the renderer, or a test)."""
+"""What a running dev session reports: plain values, handed to one observer (the renderer, or a test).
+
+The supervisor's events come first (started, reloaded, broken, stopped); the session adds those of the
+parts it composes around it: the widget half (Vite, the widget's types), the workbench and the tunnel.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,6 +15,8 @@ from appsdk_cli.devserver.transport import Transport
 
 if TYPE_CHECKING:
     from appsdk_cli.contract.compare import Change
+    from appsdk_cli.tunnel import TunnelEndpoints
+    from appsdk_cli.web.build import WidgetEvent
 
 __all__ = ["Transport"]  # and the event types below
 
@@ -92,4 +99,105 @@ class Stopped:
     extra: dict[str, str] = field(default_factory=dict)
 
 
-DevEvent = Started | Reloaded | AppBroken | AppExited | ToolCrashed | AllowedHostAdded | AuthServerStarted | Stopped
+# -- the session around the supervisor ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepStarted:
+    """A slow step begins (the renderer shows a spinner); a StepFinished with the same words always follows."""
+
+    what: str  # "Starting the ngrok agent"
+
+
+@dataclass(frozen=True)
+class StepFinished:
+    what: str
+
+
+@dataclass(frozen=True)
+class WidgetUnavailable:
+    """The project has web/, but Vite could not start: the server still serves the last built widget."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class WidgetStarted:
+    """The app serves and Vite is running beside it (reported right after Started)."""
+
+    vite_url: str | None
+
+
+@dataclass(frozen=True)
+class WidgetActivity:
+    """What the Vite side did: a build, a build error, a type error, Vite exiting."""
+
+    event: WidgetEvent
+
+
+@dataclass(frozen=True)
+class WidgetTypesWritten:
+    """web/src/tools.gen.ts was regenerated from the tools' schemas."""
+
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WidgetTypesFailed:
+    message: str
+
+
+@dataclass(frozen=True)
+class BrowserNotOpened:
+    """--open asked for the workbench in a browser, and none could be started."""
+
+    url: str
+
+
+@dataclass(frozen=True)
+class TunnelOpened:
+    endpoints: TunnelEndpoints
+    # Whether the public /mcp URL answered an MCP initialize; if not, `problem` says what it answered.
+    verified: bool
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class TunnelRestarted:
+    """The ngrok agent died and was restarted; the public URL may have changed."""
+
+    endpoints: TunnelEndpoints
+    url_changed: bool
+
+
+@dataclass(frozen=True)
+class TunnelLost:
+    """The agent died and could not come back: the app keeps serving locally."""
+
+    message: str
+
+
+DevEvent = (
+    Started
+    | Reloaded
+    | AppBroken
+    | AppExited
+    | ToolCrashed
+    | AllowedHostAdded
+    | AuthServerStarted
+    | Stopped
+    | StepStarted
+    | StepFinished
+    | WidgetUnavailable
+    | WidgetStarted
+    | WidgetActivity
+    | WidgetTypesWritten
+    | WidgetTypesFailed
+    | BrowserNotOpened
+    | TunnelOpened
+    | TunnelRestarted
+    | TunnelLost
+)
+
+# Who hears a session: the renderer in the CLI, a list's append in a test.
+Observer = Callable[[DevEvent], None]

@@ -42,6 +42,7 @@ from appsdk_cli.devserver.events import (
     AppExited,
     AuthServerStarted,
     DevEvent,
+    Observer,
     Reloaded,
     Started,
     Stopped,
@@ -71,7 +72,6 @@ STOP_GRACE_SECONDS = 5.0
 RETIRE_GRACE_SECONDS = 1.0
 BROKEN_HINT = "fix it and save: appsdk dev keeps watching and reloads on the next good save"
 
-Observer = Callable[[DevEvent], None]
 BoundHook = Callable[["Supervisor"], None]
 
 

@@ -28,41 +28,30 @@ class WidgetDev:
     project: Path
     web: Path
     vite: ViteDev
+    _report: Callable[[DevEvent], None]
     _types_wanted: threading.Event
     _stop: threading.Event
     _thread: threading.Thread | None = None
 
     @classmethod
-    def start(cls, project: Path, web: Path) -> WidgetDev:
-        from appsdk_cli.render.dev import widget_event
+    def start(cls, project: Path, web: Path, report: Callable[[DevEvent], None]) -> WidgetDev:
+        """Start Vite and the types thread; what they do is reported as events. AppsdkError if Vite won't start."""
+        from appsdk_cli.devserver.events import WidgetActivity
         from appsdk_cli.web.build import ViteDev
 
-        vite = ViteDev(web, widget_event)
+        vite = ViteDev(web, lambda event: report(WidgetActivity(event)))
         vite.start()
-        widget = cls(project, web, vite, threading.Event(), threading.Event())
+        widget = cls(project, web, vite, report, threading.Event(), threading.Event())
         widget._thread = threading.Thread(target=widget._regenerate_types, name="widget-types", daemon=True)
         widget._thread.start()
         return widget
 
-    def observe(self, inner: Callable[[DevEvent], None]) -> Callable[[DevEvent], None]:
-        """The dev renderer, plus: regenerate the types once the app serves, and whenever its tools change."""
-        from appsdk_cli.devserver import events
-
-        def observer(event: DevEvent) -> None:
-            inner(event)
-            if isinstance(event, events.Started):
-                from appsdk_cli.render.dev import widget_started
-
-                widget_started(self.vite.url)
-                if event.app_ok:
-                    self._types_wanted.set()
-            elif isinstance(event, events.Reloaded) and event.app_ok and event.tools is not None:
-                self._types_wanted.set()
-
-        return observer
+    def want_types(self) -> None:
+        """Regenerate web/src/tools.gen.ts soon: the app serves, or its tools changed."""
+        self._types_wanted.set()
 
     def _regenerate_types(self) -> None:
-        from appsdk_cli.render.dev import widget_types_written
+        from appsdk_cli.devserver.events import WidgetTypesFailed, WidgetTypesWritten
         from appsdk_cli.web.build import generate_types
 
         while not self._stop.is_set():
@@ -72,10 +61,10 @@ class WidgetDev:
             try:
                 result = generate_types(self.project, self.web)
             except AppsdkError as problem:
-                widget_types_written(None, problem.message)
+                self._report(WidgetTypesFailed(problem.message))
                 continue
             if result.changed:
-                widget_types_written(result, None)
+                self._report(WidgetTypesWritten(tuple(result.tools)))
 
     def close(self) -> None:
         self._stop.set()

@@ -139,6 +139,8 @@ def run(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> NoReturn:
         _become_worker(spec)
         code = _main(spec, sock, channel)
     except BaseException:
+        # The worker's own stderr, as the app's prints are: this fork is about to exit, and the pipe to
+        # the supervisor may be what failed, so the terminal is the one place left to say why.
         traceback.print_exc()
         code = 1
     finally:

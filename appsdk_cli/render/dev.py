@@ -1,10 +1,12 @@
-"""`appsdk dev`: the start-up panel, then one line per reload or problem."""
+"""`appsdk dev`: the start-up panel, then one line per reload or problem; the session's one observer."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rich.status import Status
+
     from appsdk_cli.devserver.events import DevEvent
 
 
@@ -13,8 +15,29 @@ from appsdk_cli.render.console import stderr, stdout, warning
 from appsdk_cli.render.nextsteps import print_commands
 
 
+class DevRenderer:
+    """What a dev session reports, on the terminal: a spinner while a slow step runs, the rest as lines."""
+
+    def __init__(self) -> None:
+        self._spinners: dict[str, Status] = {}
+
+    def __call__(self, event: DevEvent) -> None:
+        from appsdk_cli.devserver import events
+
+        if isinstance(event, events.StepStarted):
+            spinner = stderr().status(event.what)
+            spinner.start()
+            self._spinners[event.what] = spinner
+        elif isinstance(event, events.StepFinished):
+            started = self._spinners.pop(event.what, None)
+            if started is not None:
+                started.stop()
+        else:
+            dev_event(event)
+
+
 def dev_event(event: DevEvent) -> None:
-    """One running `appsdk dev`: a panel when it starts, then one line per reload or problem."""
+    """One event of a running `appsdk dev`: a panel when it starts, then one line per reload or problem."""
     from appsdk_cli.devserver import events
     from appsdk_cli.render.console import escape
 
@@ -84,6 +107,46 @@ def dev_event(event: DevEvent) -> None:
         )
     elif isinstance(event, events.Stopped):
         stdout().print("[dim]appsdk dev stopped[/]")
+    else:
+        _around_the_server(event)
+
+
+def _around_the_server(event: DevEvent) -> None:
+    """The parts the session runs beside the app: the widget's Vite, the workbench, the tunnel."""
+    from appsdk_cli.devserver import events
+    from appsdk_cli.render.console import escape
+
+    if isinstance(event, events.WidgetStarted):
+        widget_started(event.vite_url)
+    elif isinstance(event, events.WidgetActivity):
+        widget_event(event.event)
+    elif isinstance(event, events.WidgetTypesWritten):
+        stdout().print(
+            f"[green]widget types[/] web/src/tools.gen.ts updated from the tools' schemas "
+            f"[dim]({escape(', '.join(event.tools))})[/]",
+            soft_wrap=True,
+        )
+    elif isinstance(event, events.WidgetTypesFailed):
+        warning(f"could not regenerate the widget's types: {event.message}")
+    elif isinstance(event, events.WidgetUnavailable):
+        warning(event.message)
+    elif isinstance(event, events.BrowserNotOpened):
+        warning(f"could not open a browser; open {event.url} yourself")
+    elif isinstance(event, events.TunnelOpened):
+        from appsdk_cli.render.tunnel import tunnel_opened, tunnel_unverified
+
+        if event.problem is not None:
+            tunnel_unverified(event.endpoints, event.problem)
+        tunnel_opened(event.endpoints, verified=event.verified, as_json=False)
+    elif isinstance(event, events.TunnelRestarted):
+        from appsdk_cli.render.tunnel import tunnel_restarted
+
+        tunnel_restarted(event.endpoints, event.url_changed, as_json=False)
+    elif isinstance(event, events.TunnelLost):
+        from appsdk_cli.errors import AppsdkError
+        from appsdk_cli.render.console import error
+
+        error(AppsdkError(event.message))
 
 
 def _tool_crash(event: Any) -> None:
@@ -188,16 +251,3 @@ def widget_event(event: Any) -> None:
             f"[red]error:[/] {escape(event.message or 'Vite exited')}; the server keeps serving web/dist/",
             soft_wrap=True,
         )
-
-
-def widget_types_written(result: Any, problem: str | None) -> None:
-    from appsdk_cli.render.console import escape
-
-    if problem is not None:
-        warning(f"could not regenerate the widget's types: {problem}")
-        return
-    stdout().print(
-        f"[green]widget types[/] web/src/tools.gen.ts updated from the tools' schemas "
-        f"[dim]({escape(', '.join(result.tools))})[/]",
-        soft_wrap=True,
-    )

@@ -5,26 +5,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from appsdk_cli.tunnel import TunnelEndpoints
 
 
 from appsdk_cli import chatgpt
-from appsdk_cli.render.console import json_line, spinner, stderr, stdout, warning
+from appsdk_cli.render.console import json_line, stderr, stdout, warning
 
 
-def tunnel_check(check: Callable[[], object], endpoints: TunnelEndpoints) -> bool:
-    """Run the through-the-tunnel MCP check; report a failure plainly and go on."""
-    from appsdk_cli.errors import AppsdkError
-
-    try:
-        with spinner("Checking the public /mcp URL"):
-            check()
-    except AppsdkError as problem:
-        warning(f"the tunnel is open, but {endpoints.mcp_url} failed an MCP initialize: {problem.message}")
-        return False
-    return True
+def tunnel_unverified(endpoints: TunnelEndpoints, problem: str) -> None:
+    """The tunnel is open, but the public /mcp URL failed the MCP check: said plainly, and the tunnel stays."""
+    warning(f"the tunnel is open, but {endpoints.mcp_url} failed an MCP initialize: {problem}")
 
 
 def tunnel_opened(endpoints: TunnelEndpoints, *, verified: bool, as_json: bool) -> None:

@@ -1,0 +1,65 @@
+"""The workbench inside `appsdk dev`: listening before the supervisor forks, told about every reload.
+
+The workbench listens before the first worker is forked (so the start-up panel can print its URL) and
+learns the MCP URL from the Started event; the supervisor closes its sockets in every worker. This is
+the session's side of it: the workbench itself (workbench/) knows nothing of `appsdk dev`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from appsdk_cli import chatgpt
+
+if TYPE_CHECKING:
+    from appsdk_cli.devserver.events import Reloaded, Started
+    from appsdk_cli.devserver.supervisor import Supervisor
+    from appsdk_cli.workbench import Workbench
+
+
+class DevWorkbench:
+    def __init__(self) -> None:
+        from appsdk_cli.remote import Target
+        from appsdk_cli.workbench import Workbench
+
+        # The MCP URL is known once the supervisor has bound its socket; the page asks nothing before that.
+        self.workbench: Workbench = Workbench(Target(url="http://127.0.0.1:0/mcp", source="appsdk dev"), dev=True)
+
+    def start(self, supervisor: Supervisor) -> None:
+        self.workbench.start()
+        supervisor.close_in_workers(*(sock.fileno() for sock in self.workbench.sockets()))
+
+    def close(self) -> None:
+        self.workbench.close()
+
+    @property
+    def url(self) -> str:
+        return self.workbench.url
+
+    def started(self, event: Started) -> Started:
+        """Point the page at the app's URL; the event, with the workbench's URL for the start-up panel."""
+        self.workbench.target = replace(self.workbench.target, url=event.url)
+        return replace(event, workbench=self.url)
+
+    def reloaded(self, event: Reloaded) -> None:
+        tools = None
+        if event.tools is not None:
+            tools = {"added": event.tools.added, "removed": event.tools.removed, "changed": event.tools.changed}
+        self.workbench.reloaded(
+            event.changed_files,
+            tools,
+            app_ok=event.app_ok,
+            notice=refresh_notice(event),
+            seconds=event.seconds,
+        )
+
+
+def refresh_notice(event: Reloaded) -> str | None:
+    """What the terminal says about ChatGPT after this reload, in the page's words (**bold** for controls)."""
+    if not event.app_ok or event.tools is None:
+        return None
+    tools = event.tools
+    named = (("added", tools.added), ("removed", tools.removed), ("changed", tools.changed))
+    parts = [f"{label} {', '.join(names)}" for label, names in named if names]
+    return f"Refresh needed in ChatGPT: the tool list changed ({'; '.join(parts)}); {chatgpt.REFRESH}."
