@@ -19,8 +19,8 @@ from pathlib import Path
 
 from conftest import RunningServer, appsdk, free_port, pid_alive
 
-from appsdk_cli.preview.csp import host_csp
-from appsdk_cli.preview.server import inject_bootstrap
+from appsdk_cli.host.csp import host_csp
+from appsdk_cli.host.server import inject_bootstrap
 
 # --- the CSP -------------------------------------------------------------------------------------------
 

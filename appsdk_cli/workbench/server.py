@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from appsdk_cli import __version__
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.preview.server import STATIC as PREVIEW_STATIC
-from appsdk_cli.preview.server import LogEntry, PreviewServer
-from appsdk_cli.preview.session import PreviewOptions
+from appsdk_cli.host.server import HostServer, LogEntry
+from appsdk_cli.host.session import PreviewOptions
+from appsdk_cli.host.static import STATIC as HOST_STATIC
 from appsdk_cli.workbench.events import EventHub
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from appsdk_cli.appmeta import ToolMeta
     from appsdk_cli.client import McpClient
-    from appsdk_cli.preview.session import WidgetTemplate
+    from appsdk_cli.host.session import WidgetTemplate
     from appsdk_cli.remote import Target
 
 STATIC = Path(__file__).parent / "static"
@@ -66,7 +66,7 @@ def preload() -> None:
 
     import appsdk_cli.appmeta
     import appsdk_cli.client
-    import appsdk_cli.preview.files
+    import appsdk_cli.host.files
     import appsdk_cli.remote
     import appsdk_cli.toolargs
 
@@ -138,7 +138,7 @@ class Workbench:
         self.options = options or PreviewOptions()
         self.dev = dev
         self.events = EventHub()
-        self.host = PreviewServer(None, self.options, port=port, on_log=self._on_log, routes=self._route)
+        self.host = HostServer(None, self.options, port=port, on_log=self._on_log, routes=self._route)
         self._on_log_outside = on_log
         self._lock = threading.Lock()
         self._runs: dict[str, WorkbenchRun] = {}
@@ -274,7 +274,7 @@ class Workbench:
 
     def template_json(self, run_id: str) -> dict[str, Any]:
         """The run's widget template, read afresh from the server (what the next render will show)."""
-        from appsdk_cli.preview.session import read_template
+        from appsdk_cli.host.session import read_template
 
         run = self.host.run(run_id)
         fresh = read_template(run.session.target, run.template.uri, run.template.meta)
@@ -372,8 +372,8 @@ class Workbench:
 
     def _call(self, run: WorkbenchRun, locale: str | None, cancelled: threading.Event) -> None:
         from appsdk_cli.appmeta import tool_meta, without_tool_crash
-        from appsdk_cli.preview.files import file_arguments
-        from appsdk_cli.preview.session import PreviewSession, widget_tools
+        from appsdk_cli.host.files import file_arguments
+        from appsdk_cli.host.session import PreviewSession, widget_tools
         from appsdk_cli.remote import request_meta, session
 
         begun = time.monotonic()
@@ -446,7 +446,7 @@ class Workbench:
         wrong with it for ChatGPT."""
         from appsdk_cli.appmeta import WIDGET_MIME_TYPES
         from appsdk_cli.client import ProtocolError
-        from appsdk_cli.preview.session import read_template
+        from appsdk_cli.host.session import read_template
 
         warnings: list[str] = []
         try:
@@ -477,7 +477,7 @@ class Workbench:
         tools: list[dict[str, Any]],
         definition: dict[str, Any],
     ) -> None:
-        from appsdk_cli.preview.session import PreviewSession, widget_tools
+        from appsdk_cli.host.session import PreviewSession, widget_tools
 
         preview = PreviewSession(
             target=self.target,
@@ -576,7 +576,7 @@ class Workbench:
         elif path.startswith("/workbench/") and _static_name(path[len("/workbench/") :]):
             _static(handler, STATIC / path[len("/workbench/") :])
         elif path == "/host":
-            _static(handler, PREVIEW_STATIC / "host.html", {"Content-Security-Policy": handler.host_page_csp()})
+            _static(handler, HOST_STATIC / "host.html", {"Content-Security-Policy": handler.host_page_csp()})
         elif path == "/api/workbench":
             handler._json(HTTPStatus.OK, self.info())
         elif path == "/api/tools":

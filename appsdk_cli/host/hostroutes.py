@@ -19,12 +19,12 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.preview import files, profiles
-from appsdk_cli.preview.csp import HostCsp
+from appsdk_cli.host import files, profiles
+from appsdk_cli.host.csp import HostCsp
 
 if TYPE_CHECKING:
-    from appsdk_cli.preview.server import PreviewServer
-    from appsdk_cli.preview.session import PreviewSession
+    from appsdk_cli.host.server import HostServer
+    from appsdk_cli.host.session import PreviewSession
 
 
 def _tool_definition(session: PreviewSession, name: str) -> dict[str, Any] | None:
@@ -33,14 +33,12 @@ def _tool_definition(session: PreviewSession, name: str) -> dict[str, Any] | Non
     return next((t for t in session.tools if t.get("name") == name), None)
 
 
-def call_arguments(
-    server: PreviewServer, session: PreviewSession, name: str, arguments: dict[str, Any]
-) -> dict[str, Any]:
+def call_arguments(server: HostServer, session: PreviewSession, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """A widget's call arguments as the server gets them: fileParams as file objects (ValueError: one line)."""
     return files.file_arguments(_tool_definition(session, name), arguments, server.files, server.host_origin)
 
 
-def rerun(server: PreviewServer, run_id: str) -> dict[str, Any]:
+def rerun(server: HostServer, run_id: str) -> dict[str, Any]:
     """Call the previewed tool again with the same arguments (a fresh session: the server may have reloaded);
     the new result replaces the old, so the reloaded widget shows what the tool returns now."""
     from appsdk_cli.appmeta import without_tool_crash
@@ -54,7 +52,7 @@ def rerun(server: PreviewServer, run_id: str) -> dict[str, Any]:
     return result
 
 
-def widget_extras(server: PreviewServer, query: dict[str, str], config: dict[str, Any], csp: HostCsp) -> str:
+def widget_extras(server: HostServer, query: dict[str, str], config: dict[str, Any], csp: HostCsp) -> str:
     """Complete the widget document's bootstrap config for the profile and device, and return its CSP."""
     config["globals"].update(profiles.widget_globals(query))
     config["approval"] = query.get("approval") == "1"
@@ -67,7 +65,7 @@ def widget_extras(server: PreviewServer, query: dict[str, str], config: dict[str
 
 def handle_get(handler: Any, path: str, query: dict[str, str]) -> bool:
     """Serve one of the host API's GET routes; False when `path` is not one of them."""
-    server: PreviewServer = handler.server.preview
+    server: HostServer = handler.server.preview
     if path == "/api/profiles":
         handler._json(HTTPStatus.OK, profiles.profiles_json())
         return True
@@ -95,7 +93,7 @@ def handle_get(handler: Any, path: str, query: dict[str, str]) -> bool:
 
 def handle_post(handler: Any, path: str, query: dict[str, str], body: dict[str, Any]) -> bool:
     """Answer one of the host API's POST routes; False when `path` is not one of them."""
-    server: PreviewServer = handler.server.preview
+    server: HostServer = handler.server.preview
     if path == "/api/files":
         name = body.get("fileName") if isinstance(body.get("fileName"), str) else "file"
         mime = body.get("mimeType") if isinstance(body.get("mimeType"), str) and body.get("mimeType") else None
@@ -115,7 +113,7 @@ def handle_post(handler: Any, path: str, query: dict[str, str], body: dict[str, 
         handler._json(HTTPStatus.OK, {"downloadUrl": files.download_url(server.host_origin, stored.file_id)})
         return True
     if path == "/api/rerun":
-        from appsdk_cli.preview.server import UnknownRun
+        from appsdk_cli.host.server import UnknownRun
 
         try:
             result = rerun(server, query.get("run", ""))

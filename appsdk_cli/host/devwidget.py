@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-if TYPE_CHECKING:
-    from appsdk_cli.preview.csp import HostCsp
-    from appsdk_cli.preview.server import PreviewServer
-    from appsdk_cli.preview.session import PreviewSession, WidgetTemplate
+from appsdk_cli.host.static import STATIC
 
-STATIC = Path(__file__).parent / "static"
+if TYPE_CHECKING:
+    from appsdk_cli.host.csp import HostCsp
+    from appsdk_cli.host.server import HostServer
+    from appsdk_cli.host.session import PreviewSession, WidgetTemplate
+
 VITE_URL_KEY = "vite_url"
 # The <meta> appsdk's builds of web/ carry (runner.mjs), whichever build of it the preview read first.
 SOURCE_MARK = '<meta name="appsdk-widget-source"'
@@ -50,7 +51,7 @@ class VitePage:
 
     def document(self, config: dict[str, Any]) -> str:
         """The page with the dev overlay (build errors) and the preview's bootstrap injected."""
-        from appsdk_cli.preview.server import inject_bootstrap
+        from appsdk_cli.host.server import inject_bootstrap
 
         overlay = (STATIC / "widget-dev.js").read_text(encoding="utf-8")
         head = (
@@ -91,9 +92,9 @@ def vite_url_for(session: PreviewSession, template: WidgetTemplate) -> str | Non
     return f"http://{parts.netloc}/"
 
 
-def vite_page(server: PreviewServer, session: PreviewSession, template: WidgetTemplate) -> VitePage | None:
+def vite_page(server: HostServer, session: PreviewSession, template: WidgetTemplate) -> VitePage | None:
     """Vite's page for this run's widget; None to serve the resource as it is."""
-    from appsdk_cli.preview.server import LogEntry
+    from appsdk_cli.host.server import LogEntry
 
     vite = vite_url_for(session, template)
     if vite is None:
