@@ -13,6 +13,7 @@ widget from `appsdk dev`'s Vite. The page's files come from static.STATIC.
 
 from __future__ import annotations
 
-from appsdk_cli.host.server import HostServer, LogEntry, Run, UnknownRun
+from appsdk_cli.host.run import LogEntry, Run, UnknownRun
+from appsdk_cli.host.server import HostServer
 
 __all__ = ["HostServer", "LogEntry", "Run", "UnknownRun"]

@@ -94,7 +94,7 @@ def vite_url_for(session: PreviewSession, template: WidgetTemplate) -> str | Non
 
 def vite_page(server: HostServer, session: PreviewSession, template: WidgetTemplate) -> VitePage | None:
     """Vite's page for this run's widget; None to serve the resource as it is."""
-    from appsdk_cli.host.server import LogEntry
+    from appsdk_cli.host.run import LogEntry
 
     vite = vite_url_for(session, template)
     if vite is None:

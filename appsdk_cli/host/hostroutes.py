@@ -44,11 +44,13 @@ def rerun(server: HostServer, run_id: str) -> dict[str, Any]:
     from appsdk_cli.appmeta import without_tool_crash
     from appsdk_cli.remote import session as mcp_session
 
-    preview = server.run(run_id).session
+    run = server.run(run_id)
+    preview = run.session
+    assert preview is not None  # server.run() returns only runs with a widget
     arguments = call_arguments(server, preview, preview.tool.name, preview.arguments)
     with mcp_session(preview.target) as client:
         result = without_tool_crash(client.call_tool(preview.tool.name, arguments))
-    preview.result = result
+    preview.result = run.result = result
     return result
 
 
@@ -113,7 +115,7 @@ def handle_post(handler: Any, path: str, query: dict[str, str], body: dict[str, 
         handler._json(HTTPStatus.OK, {"downloadUrl": files.download_url(server.host_origin, stored.file_id)})
         return True
     if path == "/api/rerun":
-        from appsdk_cli.host.server import UnknownRun
+        from appsdk_cli.host.run import UnknownRun
 
         try:
             result = rerun(server, query.get("run", ""))

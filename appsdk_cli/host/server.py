@@ -16,7 +16,7 @@ import json
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -29,6 +29,7 @@ from appsdk_cli.errors import AppsdkError
 from appsdk_cli.host import hostroutes
 from appsdk_cli.host.devwidget import vite_page
 from appsdk_cli.host.files import FileStore
+from appsdk_cli.host.run import DEFAULT_RUN, LogEntry, Run, UnknownRun
 from appsdk_cli.host.session import (
     DISPLAY_MODES,
     THEMES,
@@ -49,51 +50,21 @@ SANDBOX = "allow-scripts allow-same-origin allow-forms"
 PROTOCOL_VERSION = "2026-01-26"  # the MCP Apps extension version the bridge speaks
 
 
-@dataclass(frozen=True)
-class LogEntry:
-    """One line of the host log: what the widget did or what went wrong inside it."""
-
-    kind: str  # console, error, csp, openai, bridge, host
-    level: str  # info, warn, error
-    message: str
-    run: str = ""  # the run it belongs to ("" : the single session of `appsdk preview TOOL`)
-
-
-DEFAULT_RUN = ""
-
-
-@dataclass
-class Run:
-    """One tool call the host renders: its session (call, result, tools), the template last served for
-    it, and whether the widget document has been served yet (the first load uses the template read
-    with the call; later loads re-read it)."""
-
-    id: str
-    session: PreviewSession
-    template: WidgetTemplate
-    widget_served: int = 0
-
-
-class UnknownRun(KeyError):
-    """A request named a run this server does not hold."""
-
-
 # A route added by a server built on this one (the workbench): handler, path, query, body (None for a GET).
 Route = Callable[["_HostHandler", str, dict[str, str], "dict[str, Any] | None"], bool]
 
 
 class HostServer:
-    """Serves preview runs; use as a context manager (or start()/close()).
+    """Serves runs on the host page; use as a context manager (or start()/close()).
 
-    `appsdk preview TOOL` gives it one session, the default run (requests that name no run). The
-    workbench gives it none and adds a run per tool call (`add_run`); every /api/* request and the
-    widget document then name theirs with `?run=ID`. `routes` are tried first for every request to
+    `appsdk preview TOOL` gives it one run, the default run (requests that name no run). The workbench
+    adds a run per tool call (`add_run`); every /api/* request and the widget document then name theirs
+    with `?run=ID`. `routes` are tried first for every request to
     the host origin: the workbench serves its own page and API on the same origin as the host pages.
     """
 
     def __init__(
         self,
-        preview: PreviewSession | None = None,
         options: PreviewOptions | None = None,
         *,
         port: int = 0,
@@ -108,8 +79,6 @@ class HostServer:
         self._lock = threading.Lock()
         self._widget_states: dict[tuple[str, str], Any] = {}
         self._runs: dict[str, Run] = {}
-        if preview is not None:
-            self._runs[DEFAULT_RUN] = Run(DEFAULT_RUN, preview, preview.template)
         self.files = FileStore()  # window.openai's uploads (hostroutes.py serves them)
         self._servers: list[_Server] = []
         self._threads: list[threading.Thread] = []
@@ -177,31 +146,36 @@ class HostServer:
 
     # --- runs ----------------------------------------------------------------------------------------
 
-    @property
-    def preview(self) -> PreviewSession:
-        """The default run's session (`appsdk preview TOOL`)."""
-        return self.run(DEFAULT_RUN).session
-
     def run(self, run_id: str = DEFAULT_RUN) -> Run:
+        """The run a host page renders; UnknownRun when there is none by that id, or it has no widget."""
         with self._lock:
             found = self._runs.get(run_id)
-        if found is None:
-            raise UnknownRun(run_id)
-        return found
+            if found is None or found.session is None:
+                raise UnknownRun(run_id)
+            return found
+
+    def find_run(self, run_id: str) -> Run | None:
+        """Any run by its id, with a widget or not (the workbench's runs API)."""
+        with self._lock:
+            return self._runs.get(run_id)
 
     def runs(self) -> list[Run]:
+        """Every run, in the order they were started."""
         with self._lock:
-            return list(self._runs.values())
+            return sorted(self._runs.values(), key=lambda r: r.sequence)
 
-    def add_run(self, preview: PreviewSession, run_id: str | None = None) -> Run:
-        """Hold another session under a fresh id (or replace the one under `run_id`: a re-run, which keeps
-        the run's widget state, as ChatGPT keeps it for a widget instance)."""
-        import secrets
-
-        new_id = run_id if run_id is not None else secrets.token_hex(6)
+    def add_run(self, run: Run) -> Run:
         with self._lock:
-            run = self._runs[new_id] = Run(new_id, preview, preview.template)
+            self._runs[run.id] = run
         return run
+
+    def show(self, run_id: str, session: PreviewSession | None) -> None:
+        """Render this session for the run from now on (None: it has no widget). A re-run keeps the run's
+        id and so its widget state, as ChatGPT keeps it for a widget instance."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is not None:
+                run.show(session)
 
     def complete_run(self, run_id: str, result: dict[str, Any]) -> None:
         """The answer to a pending run's call: the same view (template, served count, state) gets it."""
@@ -209,7 +183,7 @@ class HostServer:
 
         with self._lock:
             run = self._runs.get(run_id)
-            if run is not None:
+            if run is not None and run.session is not None:
                 run.session = replace(run.session, result=result, pending=False)
 
     def drop_run(self, run_id: str) -> None:
@@ -245,11 +219,12 @@ class HostServer:
         with self._lock:
             first = run.widget_served == 0
             run.widget_served += 1
-            current = run.template
+            current, session = run.template, run.session
+        assert current is not None and session is not None  # self.run() returns only runs with a widget
         if first:
             return current
         try:
-            fresh = read_template(run.session.target, current.uri, current.meta)
+            fresh = read_template(session.target, current.uri, current.meta)
         except AppsdkError as problem:
             self.record(
                 LogEntry("host", "warn", f"re-reading {current.uri} failed, showing the last copy: {problem}", run_id)

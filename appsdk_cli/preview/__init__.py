@@ -13,7 +13,7 @@ static/ holds the host page and the bootstrap injected into the widget (package 
 
 from __future__ import annotations
 
-from appsdk_cli.host.server import LogEntry
+from appsdk_cli.host.run import LogEntry
 from appsdk_cli.host.session import PreviewOptions, PreviewSession
 from appsdk_cli.preview.prepare import prepare
 from appsdk_cli.preview.server import PreviewServer

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from appsdk_cli.host.run import DEFAULT_RUN, Run
 from appsdk_cli.host.server import HostServer
 
 if TYPE_CHECKING:
@@ -27,4 +28,12 @@ class PreviewServer(HostServer):
         port: int = 0,
         on_log: Callable[[LogEntry], None] | None = None,
     ) -> None:
-        super().__init__(preview, options, port=port, on_log=on_log)
+        super().__init__(options, port=port, on_log=on_log)
+        self.add_run(Run.shown(DEFAULT_RUN, preview))
+
+    @property
+    def preview(self) -> PreviewSession:
+        """The one run's session."""
+        session = self.run(DEFAULT_RUN).session
+        assert session is not None  # a shown run always has one
+        return session

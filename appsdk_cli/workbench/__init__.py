@@ -14,6 +14,6 @@ static/ is the page: plain ES modules, no build step.
 
 from __future__ import annotations
 
-from appsdk_cli.workbench.server import Workbench, WorkbenchRun
+from appsdk_cli.workbench.server import Workbench
 
-__all__ = ["Workbench", "WorkbenchRun"]
+__all__ = ["Workbench"]

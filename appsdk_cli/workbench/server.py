@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from appsdk_cli import __version__
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.host.server import HostServer, LogEntry
+from appsdk_cli.host.run import LogEntry, Run
+from appsdk_cli.host.server import HostServer
 from appsdk_cli.host.session import PreviewOptions
 from appsdk_cli.host.static import STATIC as HOST_STATIC
 from appsdk_cli.workbench.events import EventHub
@@ -54,7 +55,6 @@ PAGE_CSP = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self';"
     " frame-src 'self'; object-src 'none'; base-uri 'none'"
 )
-RUN_STATUSES = ("running", "done", "failed", "invalid", "cancelled")
 MAX_RUNS = 200  # runs kept; older ones (and their host-page sessions) are dropped
 
 
@@ -75,47 +75,12 @@ def preload() -> None:
 
 
 @dataclass
-class WorkbenchRun:
-    """One tool call made by the workbench, as the page sees it (`as_json`)."""
+class _InFlight:
+    """What the workbench holds of a call while it runs: how to stop waiting for it. The run itself (what
+    was called, how it went, its widget) is the host's one record, `host.run.Run`."""
 
-    id: str
-    sequence: int
-    tool: str
-    arguments: dict[str, Any]
-    status: str = "running"
-    started: float = field(default_factory=time.time)
-    duration_ms: float | None = None
-    result: dict[str, Any] | None = None
-    error: str | None = None
-    widget: bool = False  # a host page can render it (/host?run=ID)
-    template_uri: str | None = None
-    invoking: str | None = None
-    invoked: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    calls: int = 0  # how many times it ran (a re-run keeps the id and the widget state)
-    version: int = 0  # bumped on every change: the page keeps the newest of what it hears
-    cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
-    client: McpClient | None = field(default=None, repr=False)
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "sequence": self.sequence,
-            "tool": self.tool,
-            "arguments": self.arguments,
-            "status": self.status,
-            "started": self.started,
-            "durationMs": self.duration_ms,
-            "result": self.result,
-            "error": self.error,
-            "widget": self.widget,
-            "templateUri": self.template_uri,
-            "invoking": self.invoking,
-            "invoked": self.invoked,
-            "warnings": self.warnings,
-            "calls": self.calls,
-            "version": self.version,
-        }
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    client: McpClient | None = None
 
 
 class Workbench:
@@ -138,10 +103,10 @@ class Workbench:
         self.options = options or PreviewOptions()
         self.dev = dev
         self.events = EventHub()
-        self.host = HostServer(None, self.options, port=port, on_log=self._on_log, routes=self._route)
+        self.host = HostServer(self.options, port=port, on_log=self._on_log, routes=self._route)
         self._on_log_outside = on_log
         self._lock = threading.Lock()
-        self._runs: dict[str, WorkbenchRun] = {}
+        self._flights: dict[str, _InFlight] = {}  # by run id
         self._sequence = 0
         self._tools: list[dict[str, Any]] | None = None
         self._tools_error: str | None = None
@@ -161,8 +126,8 @@ class Workbench:
 
     def close(self) -> None:
         self.events.close()
+        runs = self.host.runs()
         with self._lock:
-            runs = list(self._runs.values())
             threads = list(self._threads)
         for run in runs:
             if run.status == "running":
@@ -264,19 +229,18 @@ class Workbench:
             )
         return {"tools": listed, "error": self._tools_error, "serverInfo": self._server_info}
 
-    def runs(self) -> list[WorkbenchRun]:
-        with self._lock:
-            return sorted(self._runs.values(), key=lambda r: r.sequence)
+    def runs(self) -> list[Run]:
+        return self.host.runs()
 
-    def get_run(self, run_id: str) -> WorkbenchRun | None:
-        with self._lock:
-            return self._runs.get(run_id)
+    def get_run(self, run_id: str) -> Run | None:
+        return self.host.find_run(run_id)
 
     def template_json(self, run_id: str) -> dict[str, Any]:
         """The run's widget template, read afresh from the server (what the next render will show)."""
         from appsdk_cli.host.session import read_template
 
         run = self.host.run(run_id)
+        assert run.session is not None and run.template is not None  # host.run() returns runs with a widget
         fresh = read_template(run.session.target, run.template.uri, run.template.meta)
         return {
             "uri": fresh.uri,
@@ -289,22 +253,22 @@ class Workbench:
 
     # --- runs -------------------------------------------------------------------------------------------
 
-    def start_run(self, tool: str, arguments: dict[str, Any], *, locale: str | None = None) -> WorkbenchRun:
+    def start_run(self, tool: str, arguments: dict[str, Any], *, locale: str | None = None) -> Run:
         import secrets
 
         with self._lock:
             self._sequence += 1
-            run = WorkbenchRun(id=secrets.token_hex(6), sequence=self._sequence, tool=tool, arguments=arguments)
-            self._runs[run.id] = run
-            dropped = sorted(self._runs.values(), key=lambda r: r.sequence)[:-MAX_RUNS]
-            for old in dropped:
-                del self._runs[old.id]
-        for old in dropped:
+            run = Run(id=secrets.token_hex(6), sequence=self._sequence, tool=tool, arguments=arguments)
+            self._flights[run.id] = _InFlight()
+        self.host.add_run(run)
+        for old in self.host.runs()[:-MAX_RUNS]:
             self.host.drop_run(old.id)
+            with self._lock:
+                self._flights.pop(old.id, None)
         self._launch(run, locale)
         return run
 
-    def rerun(self, run_id: str, arguments: dict[str, Any] | None = None, *, locale: str | None = None) -> WorkbenchRun:
+    def rerun(self, run_id: str, arguments: dict[str, Any] | None = None, *, locale: str | None = None) -> Run:
         """Call the run's tool again (with new arguments, if given) under the same id, so its widget keeps
         its state and the page can hand the new result to the live view."""
         run = self.get_run(run_id)
@@ -318,15 +282,15 @@ class Workbench:
             run.status, run.error, run.duration_ms = "running", None, None
             run.started = time.time()
             run.version += 1
-            run.cancelled = threading.Event()
+            self._flights[run.id] = _InFlight()
         self._launch(run, locale)
         return run
 
-    def cancel(self, run_id: str) -> WorkbenchRun | None:
+    def cancel(self, run_id: str) -> Run | None:
         run = self.get_run(run_id)
         if run is None or run.status != "running":
             return run
-        run.cancelled.set()
+        self._flight(run).cancelled.set()
         self._abort(run)
         self._finish(run, "cancelled", error="cancelled from the workbench before the server answered")
         return run
@@ -336,29 +300,42 @@ class Workbench:
         for run in self.runs():
             if run.status == "running":
                 self.cancel(run.id)
-            with self._lock:
-                self._runs.pop(run.id, None)
             self.host.drop_run(run.id)
+            with self._lock:
+                self._flights.pop(run.id, None)
 
-    def _abort(self, run: WorkbenchRun) -> None:
-        client = run.client
+    def connected(self, run_id: str) -> bool:
+        """The run's call has its session to the server open (a cancel now reaches the server)."""
+        with self._lock:
+            flight = self._flights.get(run_id)
+        return flight is not None and flight.client is not None
+
+    def _flight(self, run: Run) -> _InFlight:
+        with self._lock:
+            return self._flights.setdefault(run.id, _InFlight())
+
+    def _abort(self, run: Run) -> None:
+        client = self._flight(run).client
         if client is not None:
             # The server is told (2025 eras) and the call's thread stops waiting; that thread then closes
             # the session (closing it here would race the thread on the same connection).
             with contextlib.suppress(Exception):
                 client.cancel("cancelled from the appsdk workbench")
 
-    def _launch(self, run: WorkbenchRun, locale: str | None) -> None:
+    def _launch(self, run: Run, locale: str | None) -> None:
         self.events.publish("run", run.as_json())
-        thread = threading.Thread(target=self._execute, args=(run, locale), name=f"workbench-run-{run.id}", daemon=True)
+        flight = self._flight(run)  # this call's, taken before a later re-run can replace it
+        thread = threading.Thread(
+            target=self._execute, args=(run, flight, locale), name=f"workbench-run-{run.id}", daemon=True
+        )
         with self._lock:
             self._threads.add(thread)
         thread.start()
 
-    def _execute(self, run: WorkbenchRun, locale: str | None) -> None:
-        cancelled = run.cancelled
+    def _execute(self, run: Run, flight: _InFlight, locale: str | None) -> None:
+        cancelled = flight.cancelled
         try:
-            self._call(run, locale, cancelled)
+            self._call(run, locale, flight)
         except AppsdkError as problem:
             if not cancelled.is_set():
                 self._finish(run, "failed", error=problem.message)
@@ -366,21 +343,22 @@ class Workbench:
             if not cancelled.is_set():
                 self._finish(run, "failed", error=f"{type(problem).__name__}: {problem}")
         finally:
-            run.client = None
+            flight.client = None
             with self._lock:
                 self._threads.discard(threading.current_thread())
 
-    def _call(self, run: WorkbenchRun, locale: str | None, cancelled: threading.Event) -> None:
+    def _call(self, run: Run, locale: str | None, flight: _InFlight) -> None:
         from appsdk_cli.appmeta import tool_meta, without_tool_crash
         from appsdk_cli.host.files import file_arguments
         from appsdk_cli.host.session import PreviewSession, widget_tools
         from appsdk_cli.remote import request_meta, session
 
         begun = time.monotonic()
+        cancelled = flight.cancelled
         # One session per run (the dev server may have reloaded since the last): the tool list, the
         # call and the template, so a run costs one handshake.
         with session(self.target) as client:
-            run.client = client
+            flight.client = client
             self._attach_tracer(client, run.id)
             tools = self._listed(client)
             self.events.publish("tools", self.tools_json())
@@ -434,9 +412,11 @@ class Workbench:
                 warnings=warnings,
                 tool_definition=definition,
             )
-            self.host.add_run(preview, run.id)  # the same id on a re-run: the widget state stays
+            self.host.show(run.id, preview)  # the same id on a re-run: the widget state stays
+        else:
+            self.host.show(run.id, None)
         with self._lock:
-            run.result, run.warnings, run.widget = result, warnings, template is not None
+            run.result, run.warnings = result, warnings
             run.calls += 1
             run.duration_ms = round((time.monotonic() - begun) * 1000, 1)
         self._finish(run, "done")
@@ -470,7 +450,7 @@ class Workbench:
 
     def _show_pending(
         self,
-        run: WorkbenchRun,
+        run: Run,
         meta: ToolMeta,
         template: WidgetTemplate,
         warnings: list[str],
@@ -490,13 +470,13 @@ class Workbench:
             tool_definition=definition,
             pending=True,
         )
-        self.host.add_run(preview, run.id)
+        self.host.show(run.id, preview)
         with self._lock:
-            run.widget, run.warnings = True, warnings
+            run.warnings = warnings
             run.version += 1
         self.events.publish("run", run.as_json())
 
-    def _finish(self, run: WorkbenchRun, status: str, *, error: str | None = None) -> None:
+    def _finish(self, run: Run, status: str, *, error: str | None = None) -> None:
         with self._lock:
             if run.status != "running":
                 return
