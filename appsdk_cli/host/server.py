@@ -1,66 +1,33 @@
-"""The preview's HTTP side: the host page on one loopback origin, the widget document on another.
+"""The host's two loopback origins: the host page and its API on one, the widget document on another.
 
-ChatGPT serves a widget from its own sandbox origin, never from the chat's. The preview does the same
-with two listening sockets on 127.0.0.1: the host page (http://127.0.0.1:P) and the widget
-(http://127.0.0.1:W, a different port and so a different origin). The widget frame can reach the host
-only through postMessage, cannot read the host's storage or DOM, and gets the Content-Security-Policy
-its resource declares as a response header, like a real host sends it.
-
-The stdlib server is enough: a handful of local requests per page load, one process, no extra imports
-(`appsdk preview` should start in a blink, and uvicorn/starlette cost a few hundred ms to import).
+ChatGPT serves a widget from its own sandbox origin, never from the chat's. The host does the same with
+two listening sockets on 127.0.0.1: the host page (http://127.0.0.1:P) and the widget (http://127.0.0.1:W,
+a different port and so a different origin). Each origin is a route table under the one base handler
+(handler.py): the host origin's is the host's own (api.py) after whatever a server built on the host
+registers first (the workbench's page and runs API); the widget origin's is the widget document alone.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import threading
-from collections.abc import Callable
-from dataclasses import asdict
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
-from appsdk_cli import __version__
-from appsdk_cli.appmeta import Bridge, crash_hint, error_text, tool_crash, without_tool_crash
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.host import hostroutes
-from appsdk_cli.host.devwidget import vite_page
-from appsdk_cli.host.files import FileStore
-from appsdk_cli.host.run import DEFAULT_RUN, LogEntry, Run, UnknownRun
-from appsdk_cli.host.session import (
-    DISPLAY_MODES,
-    THEMES,
-    USER_AGENT,
-    PreviewOptions,
-    PreviewSession,
-    WidgetTemplate,
-    call_from_widget,
-    forward_from_widget,
-    read_from_widget,
-    read_template,
-)
-from appsdk_cli.host.static import STATIC
-
-_STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css"}
-MAX_BODY = 8 * 1024 * 1024
-SANDBOX = "allow-scripts allow-same-origin allow-forms"
-PROTOCOL_VERSION = "2026-01-26"  # the MCP Apps extension version the bridge speaks
+from appsdk_cli.host import api, widget
+from appsdk_cli.host.handler import HttpServer, Route, RouteTable
+from appsdk_cli.host.run import LogEntry
+from appsdk_cli.host.session import PreviewOptions
+from appsdk_cli.host.state import HostState
 
 
-# A route added by a server built on this one (the workbench): handler, path, query, body (None for a GET).
-Route = Callable[["_HostHandler", str, dict[str, str], "dict[str, Any] | None"], bool]
-
-
-class HostServer:
-    """Serves runs on the host page; use as a context manager (or start()/close()).
+class HostServer(HostState):
+    """The host, listening; use as a context manager (or start()/close()).
 
     `appsdk preview TOOL` gives it one run, the default run (requests that name no run). The workbench
     adds a run per tool call (`add_run`); every /api/* request and the widget document then name theirs
-    with `?run=ID`. `routes` are tried first for every request to
-    the host origin: the workbench serves its own page and API on the same origin as the host pages.
+    with `?run=ID`. `routes` go before the host's own on the host origin: the workbench serves its page
+    and API on the same origin as the host pages, under the same base handler.
     """
 
     def __init__(
@@ -69,32 +36,27 @@ class HostServer:
         *,
         port: int = 0,
         on_log: Callable[[LogEntry], None] | None = None,
-        routes: Route | None = None,
+        routes: Iterable[Route] = (),
     ) -> None:
-        self.options = options or PreviewOptions()
+        super().__init__(options, on_log=on_log)
         self.requested_port = port
-        self.on_log = on_log
-        self.routes = routes
-        self.log: list[LogEntry] = []
-        self._lock = threading.Lock()
-        self._widget_states: dict[tuple[str, str], Any] = {}
-        self._runs: dict[str, Run] = {}
-        self.files = FileStore()  # window.openai's uploads (hostroutes.py serves them)
-        self._servers: list[_Server] = []
+        self.host_routes = RouteTable(routes, api.ROUTES)
+        self.widget_routes = RouteTable(widget.ROUTES)
+        self._servers: list[HttpServer] = []
         self._threads: list[threading.Thread] = []
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
     def start(self) -> HostServer:
         try:
-            host = _Server(("127.0.0.1", self.requested_port), _HostHandler, self)
+            host = HttpServer(("127.0.0.1", self.requested_port), self.host_routes, self)
         except OSError as problem:
             raise AppsdkError(
                 f"cannot listen on 127.0.0.1:{self.requested_port}: {problem.strerror or problem};"
                 " pick another --port, or leave it out for a free one"
             ) from None
-        widget = _Server(("127.0.0.1", 0), _WidgetHandler, self)
-        self._servers = [host, widget]
+        widget_origin = HttpServer(("127.0.0.1", 0), self.widget_routes, self)
+        self._servers = [host, widget_origin]
         for server in self._servers:
             thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
             thread.start()
@@ -121,15 +83,19 @@ class HostServer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def sockets(self) -> list[Any]:
+        """The listening sockets (a forking parent closes them in its children)."""
+        return [server.socket for server in self._servers]
+
     # --- addresses -----------------------------------------------------------------------------------
 
     @property
     def host_origin(self) -> str:
-        return f"http://127.0.0.1:{self._servers[0].server_address[1]}"
+        return f"http://127.0.0.1:{self._servers[0].port}"
 
     @property
     def widget_origin(self) -> str:
-        return f"http://127.0.0.1:{self._servers[1].server_address[1]}"
+        return f"http://127.0.0.1:{self._servers[1].port}"
 
     @property
     def url(self) -> str:
@@ -144,387 +110,6 @@ class HostServer:
             params["screenshot"] = "1"
         return self.url + (f"?{urlencode(params)}" if params else "")
 
-    # --- runs ----------------------------------------------------------------------------------------
-
-    def run(self, run_id: str = DEFAULT_RUN) -> Run:
-        """The run a host page renders; UnknownRun when there is none by that id, or it has no widget."""
-        with self._lock:
-            found = self._runs.get(run_id)
-            if found is None or found.session is None:
-                raise UnknownRun(run_id)
-            return found
-
-    def find_run(self, run_id: str) -> Run | None:
-        """Any run by its id, with a widget or not (the workbench's runs API)."""
-        with self._lock:
-            return self._runs.get(run_id)
-
-    def runs(self) -> list[Run]:
-        """Every run, in the order they were started."""
-        with self._lock:
-            return sorted(self._runs.values(), key=lambda r: r.sequence)
-
-    def add_run(self, run: Run) -> Run:
-        with self._lock:
-            self._runs[run.id] = run
-        return run
-
-    def show(self, run_id: str, session: PreviewSession | None) -> None:
-        """Render this session for the run from now on (None: it has no widget). A re-run keeps the run's
-        id and so its widget state, as ChatGPT keeps it for a widget instance."""
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is not None:
-                run.show(session)
-
-    def complete_run(self, run_id: str, result: dict[str, Any]) -> None:
-        """The answer to a pending run's call: the same view (template, served count, state) gets it."""
-        from dataclasses import replace
-
-        with self._lock:
-            run = self._runs.get(run_id)
-            if run is not None and run.session is not None:
-                run.session = replace(run.session, result=result, pending=False)
-
-    def drop_run(self, run_id: str) -> None:
-        with self._lock:
-            self._runs.pop(run_id, None)
-            for key in [key for key in self._widget_states if key[0] == run_id]:
-                del self._widget_states[key]
-
-    # --- state shared by the handlers ----------------------------------------------------------------
-
-    def record(self, entry: LogEntry) -> None:
-        with self._lock:
-            self.log.append(entry)
-        if self.on_log:
-            self.on_log(entry)
-
-    def widget_state(self, run_id: str = DEFAULT_RUN) -> Any:
-        key = (run_id, self.run(run_id).session.state_key)
-        with self._lock:
-            return self._widget_states.get(key)
-
-    def set_widget_state(self, state: Any, run_id: str = DEFAULT_RUN) -> None:
-        # Kept by the preview server, not in the frame: a page reload (or a new tab) gets it back,
-        # as ChatGPT gives a widget its state back when the conversation is reopened.
-        key = (run_id, self.run(run_id).session.state_key)
-        with self._lock:
-            self._widget_states[key] = state
-
-    def template(self, run_id: str = DEFAULT_RUN) -> WidgetTemplate:
-        """The first load uses the template read with the call; later loads re-read it, so an edited widget
-        shows up on reload without restarting the preview (the server's own caching permitting)."""
-        run = self.run(run_id)
-        with self._lock:
-            first = run.widget_served == 0
-            run.widget_served += 1
-            current, session = run.template, run.session
-        assert current is not None and session is not None  # self.run() returns only runs with a widget
-        if first:
-            return current
-        try:
-            fresh = read_template(session.target, current.uri, current.meta)
-        except AppsdkError as problem:
-            self.record(
-                LogEntry("host", "warn", f"re-reading {current.uri} failed, showing the last copy: {problem}", run_id)
-            )
-            return current
-        with self._lock:
-            run.template = fresh
-        return fresh
-
-    def session_json(self, run_id: str = DEFAULT_RUN) -> dict[str, Any]:
-        """What the host page needs to play the host: the call, the result, and the widget's origin."""
-        run = self.run(run_id)
-        preview = run.session
-        template = run.template
-        return {
-            "run": run_id or None,
-            "appsdkVersion": __version__,
-            "protocolVersion": PROTOCOL_VERSION,
-            "server": preview.target.description,
-            "tool": {"name": preview.tool.name, "title": preview.tool.title, "description": preview.tool.description},
-            "toolDefinition": preview.tool_definition,
-            "invoking": preview.tool.invoking,
-            "invoked": preview.tool.invoked,
-            "arguments": preview.arguments,
-            "result": preview.result,
-            "pending": preview.pending,
-            "template": {
-                "uri": template.uri,
-                "mimeType": template.mime_type,
-                "csp": template.csp.header(),
-                "declaredCsp": template.csp.approved(),
-                "prefersBorder": prefers_border(template.meta),
-            },
-            "widgetOrigin": self.widget_origin,
-            "sandbox": SANDBOX,
-            "widgetTools": {bridge.value: sorted(names) for bridge, names in preview.widget_tools.items()},
-            "userAgent": USER_AGENT,
-            "defaults": asdict(self.options),
-            "widgetState": self.widget_state(run_id),
-            "warnings": preview.warnings,
-        }
-
     def widget_document(self, query: dict[str, str]) -> tuple[str, str]:
         """The widget's HTML with the host bootstrap injected first, and its CSP header value."""
-        run_id = query.get("run", DEFAULT_RUN)
-        template = self.template(run_id)
-        preview = self.run(run_id).session
-        theme = query.get("theme") if query.get("theme") in THEMES else self.options.theme
-        mode = query.get("displayMode") if query.get("displayMode") in DISPLAY_MODES else self.options.display_mode
-        max_height = int(query["maxHeight"]) if query.get("maxHeight", "").isdigit() else 640
-        with_openai = query.get("openai", "1" if not self.options.bridge_only else "0") != "0"
-        config = {
-            "hostOrigin": self.host_origin,
-            "openai": with_openai,
-            "globals": {
-                "toolInput": preview.arguments,
-                "toolOutput": preview.result.get("structuredContent"),
-                "toolResponseMetadata": preview.result.get("_meta"),
-                "widgetState": self.widget_state(run_id),
-                "theme": theme,
-                "displayMode": mode,
-                "maxHeight": max_height,
-                "locale": query.get("locale") or self.options.locale,
-                "safeArea": {"insets": {"top": 0, "bottom": 0, "left": 0, "right": 0}},
-                "userAgent": USER_AGENT,
-            },
-        }
-        vite = vite_page(self, preview, template)  # `appsdk dev`'s Vite, for hot module replacement
-        csp = hostroutes.widget_extras(self, query, config, vite.csp(template.csp) if vite else template.csp)
-        return (vite.document(config) if vite else inject_bootstrap(template.html, config)), csp
-
-
-def prefers_border(meta: dict[str, Any]) -> bool:
-    ui = meta.get("ui") if isinstance(meta.get("ui"), dict) else {}
-    return ui.get("prefersBorder") is True or meta.get("openai/widgetPrefersBorder") is True
-
-
-def inject_bootstrap(html: str, config: dict[str, Any]) -> str:
-    """Put the host bootstrap before anything of the widget's own, so window.openai exists when its scripts run."""
-    # "<" escaped inside the JSON so no value can close the script element early.
-    data = json.dumps(config, ensure_ascii=False).replace("<", "\\u003c").replace("\u2028", "\\u2028")
-    script = (STATIC / "bootstrap.js").read_text(encoding="utf-8").replace("__APPSDK_CONFIG__", data)
-    tag = f'<script data-appsdk-preview="bootstrap">\n{script}</script>\n'
-    # After <head> (or <html>, or the doctype): a script ahead of the doctype would put the page in quirks mode.
-    for pattern in (r"<head\b[^>]*>", r"<html\b[^>]*>", r"<!doctype[^>]*>"):
-        found = re.search(pattern, html, flags=re.IGNORECASE)
-        if found:
-            return html[: found.end()] + "\n" + tag + html[found.end() :]
-    return tag + html
-
-
-# --- HTTP ----------------------------------------------------------------------------------------------
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = False  # a busy --port must fail, not share
-
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], preview: HostServer):
-        super().__init__(address, handler)
-        self.preview = preview
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A browser that drops its connection (a reload, a closed tab) is normal: no traceback for it.
-        Anything else is one line on stderr; the preview keeps serving."""
-        import sys
-
-        problem = sys.exc_info()[1]
-        if isinstance(problem, ConnectionError | TimeoutError):
-            return
-        sys.stderr.write(f"appsdk preview: a request failed: {type(problem).__name__}: {problem}\n")
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    server_version = f"appsdk-preview/{__version__}"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the terminal shows the widget's log, not an access log
-
-    def _own_host(self) -> bool:
-        # DNS-rebinding protection: only our own loopback names may address us.
-        port = self.server.server_address[1]
-        return self.headers.get("Host", "") in (f"127.0.0.1:{port}", f"localhost:{port}")
-
-    def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def _json(self, status: int, value: Any) -> None:
-        self._send(status, json.dumps(value, ensure_ascii=False).encode(), "application/json")
-
-    def _text(self, status: int, text: str) -> None:
-        self._send(status, text.encode(), "text/plain; charset=utf-8")
-
-
-class _HostHandler(_Handler):
-    def _query(self) -> dict[str, str]:
-        return {key: values[-1] for key, values in parse_qs(urlsplit(self.path).query).items()}
-
-    def host_page_csp(self) -> str:
-        return (
-            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self';"
-            f" connect-src 'self'; frame-src {self.server.preview.widget_origin}"
-        )
-
-    def do_GET(self) -> None:
-        if not self._own_host():
-            return self._text(HTTPStatus.MISDIRECTED_REQUEST, "unknown Host")
-        path = urlsplit(self.path).path
-        preview = self.server.preview
-        query = self._query()
-        if preview.routes is not None and preview.routes(self, path, query, None):
-            return None
-        if path == "/":
-            return self._static("host.html", {"Content-Security-Policy": self.host_page_csp()})
-        if path in ("/host.js", "/host.css"):
-            return self._static(path[1:])
-        if path == "/api/session":
-            try:
-                return self._json(HTTPStatus.OK, preview.session_json(query.get("run", DEFAULT_RUN)))
-            except UnknownRun:
-                return self._unknown_run(query.get("run", DEFAULT_RUN))
-        if hostroutes.handle_get(self, path, query):
-            return None
-        if path == "/favicon.ico":
-            return self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
-        return self._text(HTTPStatus.NOT_FOUND, "not found")
-
-    do_HEAD = do_GET
-
-    def _unknown_run(self, run_id: str) -> None:
-        what = f"no run {run_id!r} here" if run_id else "this server holds no default run; name one with ?run="
-        return self._json(HTTPStatus.NOT_FOUND, {"error": {"message": what}})
-
-    def _static(self, name: str, headers: dict[str, str] | None = None, folder: Path = STATIC) -> None:
-        body = (folder / name).read_bytes()
-        self._send(HTTPStatus.OK, body, _STATIC_TYPES[Path(name).suffix], headers)
-
-    def do_POST(self) -> None:
-        if not self._own_host():
-            return self._text(HTTPStatus.MISDIRECTED_REQUEST, "unknown Host")
-        preview = self.server.preview
-        # Only the host page may post: a page elsewhere in the user's browser must not call tools through us.
-        # The page may be opened as localhost as well as 127.0.0.1 (both are our own names, see _own_host).
-        own_origins = (preview.host_origin, f"http://localhost:{self.server.server_address[1]}")
-        if self.headers.get("Origin") not in own_origins:
-            return self._json(HTTPStatus.FORBIDDEN, {"error": {"message": "foreign Origin"}})
-        if (self.headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
-            return self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": {"message": "send application/json"}})
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            return self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": {"message": "body too large"}})
-        try:
-            body = json.loads(self.rfile.read(length) or b"{}")
-        except ValueError:
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "body is not JSON"}})
-        if not isinstance(body, dict):
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "body must be a JSON object"}})
-        path = urlsplit(self.path).path
-        query = self._query()
-        if preview.routes is not None and preview.routes(self, path, query, body):
-            return None
-        if hostroutes.handle_post(self, path, query, body):
-            return None
-        # The run: in the query string (host.js adds its own), or in the body.
-        run_id = query.get("run") or (body.get("run") if isinstance(body.get("run"), str) else DEFAULT_RUN)
-        try:
-            run = preview.run(run_id)
-        except UnknownRun:
-            if path in ("/api/call", "/api/read", "/api/forward", "/api/widget-state", "/api/log"):
-                return self._unknown_run(run_id)
-            return self._json(HTTPStatus.NOT_FOUND, {"error": {"message": "not found"}})
-        if path == "/api/call":
-            return self._call(run, body)
-        if path == "/api/read":
-            return self._read(run, body)
-        if path == "/api/forward":
-            return self._forward(run, body)
-        if path == "/api/widget-state":
-            preview.set_widget_state(body.get("state"), run.id)
-            return self._json(HTTPStatus.OK, {})
-        if path == "/api/log":
-            level = body.get("level") if body.get("level") in ("info", "warn", "error") else "info"
-            kind = str(body.get("kind", "host"))[:20]
-            preview.record(LogEntry(kind, level, str(body.get("message", ""))[:4000], run.id))
-            return self._json(HTTPStatus.OK, {})
-        return self._json(HTTPStatus.NOT_FOUND, {"error": {"message": "not found"}})
-
-    def _call(self, run: Run, body: dict[str, Any]) -> None:
-        name = body.get("name")
-        arguments = body.get("arguments") if isinstance(body.get("arguments"), dict) else {}
-        if not isinstance(name, str):
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "name must be a string"}})
-        if body.get("bridge") not in tuple(Bridge):
-            bridges = " or ".join(repr(b.value) for b in Bridge)
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": f"bridge must be {bridges}"}})
-        try:
-            arguments = hostroutes.call_arguments(self.server.preview, run.session, name, arguments)
-        except ValueError as problem:
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": str(problem)}})
-        try:
-            result = call_from_widget(run.session, name, arguments, Bridge(body["bridge"]))
-        except PermissionError as refused:
-            return self._json(HTTPStatus.FORBIDDEN, {"error": {"message": str(refused)}})
-        except AppsdkError as problem:
-            return self._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
-        if result.get("isError") is True:
-            hint = crash_hint(error_text(result), tool_crash(result))
-            if hint:
-                self.server.preview.record(LogEntry("host", "warn", f"{name} failed: {hint}", run.id))
-        # The widget gets what production would send it, without appsdk dev's crash report.
-        return self._json(HTTPStatus.OK, {"result": without_tool_crash(result)})
-
-    def _read(self, run: Run, body: dict[str, Any]) -> None:
-        uri = body.get("uri")
-        if not isinstance(uri, str):
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "uri must be a string"}})
-        try:
-            result = read_from_widget(run.session, uri)
-        except AppsdkError as problem:
-            return self._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
-        return self._json(HTTPStatus.OK, {"result": result})
-
-    def _forward(self, run: Run, body: dict[str, Any]) -> None:
-        method = body.get("method")
-        params = body.get("params") if isinstance(body.get("params"), dict) else None
-        if not isinstance(method, str):
-            return self._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "method must be a string"}})
-        try:
-            result = forward_from_widget(run.session, method, params)
-        except PermissionError as refused:
-            return self._json(HTTPStatus.FORBIDDEN, {"error": {"message": str(refused)}})
-        except AppsdkError as problem:
-            return self._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
-        return self._json(HTTPStatus.OK, {"result": result})
-
-
-class _WidgetHandler(_Handler):
-    """The widget's origin serves the widget document and nothing else."""
-
-    def do_GET(self) -> None:
-        if not self._own_host():
-            return self._text(HTTPStatus.MISDIRECTED_REQUEST, "unknown Host")
-        parts = urlsplit(self.path)
-        if parts.path != "/widget":
-            return self._text(HTTPStatus.NOT_FOUND, "not found")
-        query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
-        try:
-            html, csp = self.server.preview.widget_document(query)
-        except UnknownRun:
-            return self._text(HTTPStatus.NOT_FOUND, "no such run")
-        self._send(HTTPStatus.OK, html.encode(), "text/html; charset=utf-8", {"Content-Security-Policy": csp})
-
-    do_HEAD = do_GET
+        return widget.widget_document(self, query)

@@ -74,6 +74,11 @@ class PreviewSession:
         return f"{self.tool.name}\n{self.template.uri}"
 
 
+def prefers_border(meta: dict[str, Any]) -> bool:
+    ui = meta.get("ui") if isinstance(meta.get("ui"), dict) else {}
+    return ui.get("prefersBorder") is True or meta.get("openai/widgetPrefersBorder") is True
+
+
 def widget_tools(tools: list[dict[str, Any]]) -> dict[Bridge, frozenset[str]]:
     metas = [tool_meta(t) for t in tools if isinstance(t, dict)]
     return {bridge: frozenset(m.name for m in metas if m.widget_may_call(bridge)) for bridge in Bridge}

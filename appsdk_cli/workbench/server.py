@@ -1,9 +1,10 @@
-"""The workbench server: runs of tool calls, the page and its API, on the host origin of a preview server.
+"""The workbench server: runs of tool calls, the page and its API, registered on the host's route table.
 
-A *run* is one tool call the workbench made: the tool, its arguments, the result, and (for a tool with
-a widget) the template read for it. A finished run with a widget becomes a run of the multi-run
-preview server, so its widget is the preview's own host page at `/host?run=ID&embed=1`, same-origin
-with the workbench page, which drives it through `frame.contentWindow.appsdkPreview`.
+A *run* is one tool call the workbench made (host.run.Run: the tool, its arguments, the result, and for
+a tool with a widget the session the host page renders). The host holds the runs, so a run's widget is
+the host's own page at `/host?run=ID&embed=1`, same-origin with the workbench page, which drives it
+through `frame.contentWindow.appsdkPreview`. The workbench's routes (`_routes`) go before the host's own
+on the host origin and are under the same base handler (Host and Origin checks, JSON errors).
 
 Every call runs on its own thread with a fresh session (the dev server may reload between two runs),
 so the page never waits on the server: it gets the run id at once and its outcome as a `run` event.
@@ -19,7 +20,6 @@ listening sockets in each worker (`sockets`).
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 import threading
 import time
@@ -30,10 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 from appsdk_cli import __version__
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.host import api
+from appsdk_cli.host.handler import HttpError, Request, Route, get, post
 from appsdk_cli.host.run import LogEntry, Run
 from appsdk_cli.host.server import HostServer
 from appsdk_cli.host.session import PreviewOptions
-from appsdk_cli.host.static import STATIC as HOST_STATIC
+from appsdk_cli.host.static import send_static
 from appsdk_cli.workbench.events import EventHub
 
 if TYPE_CHECKING:
@@ -45,12 +47,6 @@ if TYPE_CHECKING:
     from appsdk_cli.remote import Target
 
 STATIC = Path(__file__).parent / "static"
-_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".svg": "image/svg+xml",
-}
 PAGE_CSP = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self';"
     " frame-src 'self'; object-src 'none'; base-uri 'none'"
@@ -103,7 +99,7 @@ class Workbench:
         self.options = options or PreviewOptions()
         self.dev = dev
         self.events = EventHub()
-        self.host = HostServer(self.options, port=port, on_log=self._on_log, routes=self._route)
+        self.host = HostServer(self.options, port=port, on_log=self._on_log, routes=self._routes())
         self._on_log_outside = on_log
         self._lock = threading.Lock()
         self._flights: dict[str, _InFlight] = {}  # by run id
@@ -148,7 +144,7 @@ class Workbench:
 
     def sockets(self) -> list[socket.socket]:
         """The listening sockets (a forking parent closes them in its children)."""
-        return [server.socket for server in self.host._servers]
+        return self.host.sockets()
 
     # --- what the page reads -----------------------------------------------------------------------------
 
@@ -544,79 +540,78 @@ class Workbench:
 
     # --- HTTP -------------------------------------------------------------------------------------------
 
-    def _route(self, handler: Any, path: str, query: dict[str, str], body: dict[str, Any] | None) -> bool:
-        """The workbench's own routes on the host origin; False: not ours, the preview server answers."""
-        if body is None:
-            return self._get(handler, path, query)
-        return self._post(handler, path, body)
+    def _routes(self) -> tuple[Route, ...]:
+        """The workbench's page and API on the host origin, tried before the host's own routes."""
+        return (
+            get("/", self._page),
+            get("/workbench/{name:path}", self._static),
+            get("/host", api.host_page),  # the host page each run's widget is rendered in
+            get("/api/workbench", lambda request: request.json(HTTPStatus.OK, self.info())),
+            get("/api/tools", self._tools_route),
+            get("/api/runs", lambda request: request.json(HTTPStatus.OK, {"runs": [r.as_json() for r in self.runs()]})),
+            get("/api/template", self._template_route),
+            get("/api/widget-state", self._widget_state_route),
+            get("/api/events", self._stream),
+            post("/api/runs", self._start_route),
+            post("/api/runs/clear", self._clear_route),
+            post("/api/runs/rerun", self._rerun_route),
+            post("/api/runs/cancel", self._cancel_route),
+        )
 
-    def _get(self, handler: Any, path: str, query: dict[str, str]) -> bool:
-        if path == "/":
-            _static(handler, STATIC / "workbench.html", {"Content-Security-Policy": PAGE_CSP})
-        elif path.startswith("/workbench/") and _static_name(path[len("/workbench/") :]):
-            _static(handler, STATIC / path[len("/workbench/") :])
-        elif path == "/host":
-            _static(handler, HOST_STATIC / "host.html", {"Content-Security-Policy": handler.host_page_csp()})
-        elif path == "/api/workbench":
-            handler._json(HTTPStatus.OK, self.info())
-        elif path == "/api/tools":
-            try:
-                handler._json(HTTPStatus.OK, self.tools_json(refresh=query.get("refresh") == "1"))
-            except AppsdkError as problem:
-                handler._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
-        elif path == "/api/runs":
-            handler._json(HTTPStatus.OK, {"runs": [r.as_json() for r in self.runs()]})
-        elif path == "/api/template":
-            try:
-                handler._json(HTTPStatus.OK, self.template_json(query.get("run", "")))
-            except KeyError:
-                handler._json(HTTPStatus.NOT_FOUND, {"error": {"message": "that run has no widget"}})
-            except AppsdkError as problem:
-                handler._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
-        elif path == "/api/widget-state":
-            try:
-                handler._json(HTTPStatus.OK, {"state": self.host.widget_state(query.get("run", ""))})
-            except KeyError:
-                handler._json(HTTPStatus.NOT_FOUND, {"error": {"message": "that run has no widget"}})
-        elif path == "/api/events":
-            self._stream(handler)
-        else:
-            return False
-        return True
+    def _page(self, request: Request) -> None:
+        send_static(request, STATIC, "workbench.html", PAGE_CSP)
 
-    def _post(self, handler: Any, path: str, body: dict[str, Any]) -> bool:
-        locale = body.get("locale") if isinstance(body.get("locale"), str) else None
+    def _static(self, request: Request) -> None:
+        send_static(request, STATIC, request.params["name"], PAGE_CSP)
+
+    def _tools_route(self, request: Request) -> None:
+        request.json(HTTPStatus.OK, self.tools_json(refresh=request.query.get("refresh") == "1"))
+
+    def _template_route(self, request: Request) -> None:
+        try:
+            request.json(HTTPStatus.OK, self.template_json(request.query.get("run", "")))
+        except KeyError:
+            raise HttpError(HTTPStatus.NOT_FOUND, "that run has no widget") from None
+
+    def _widget_state_route(self, request: Request) -> None:
+        try:
+            request.json(HTTPStatus.OK, {"state": self.host.widget_state(request.query.get("run", ""))})
+        except KeyError:
+            raise HttpError(HTTPStatus.NOT_FOUND, "that run has no widget") from None
+
+    def _start_route(self, request: Request) -> None:
+        body = request.body or {}
+        tool, arguments = body.get("tool"), body.get("arguments")
+        if not isinstance(tool, str) or not isinstance(arguments, dict):
+            raise HttpError(HTTPStatus.BAD_REQUEST, "send {tool: string, arguments: object}")
+        request.json(HTTPStatus.ACCEPTED, {"run": self.start_run(tool, arguments, locale=_locale(body)).as_json()})
+
+    def _clear_route(self, request: Request) -> None:
+        self.clear_runs()
+        request.json(HTTPStatus.OK, {})
+
+    def _named_run(self, request: Request) -> str:
+        run_id = (request.body or {}).get("run")
+        if not isinstance(run_id, str) or self.get_run(run_id) is None:
+            raise HttpError(HTTPStatus.NOT_FOUND, "no such run")
+        return run_id
+
+    def _cancel_route(self, request: Request) -> None:
+        run = self.cancel(self._named_run(request))
+        request.json(HTTPStatus.OK, {"run": run.as_json() if run else None})
+
+    def _rerun_route(self, request: Request) -> None:
+        run_id = self._named_run(request)
+        body = request.body or {}
         arguments = body.get("arguments")
-        if path == "/api/runs":
-            tool = body.get("tool")
-            if not isinstance(tool, str) or not isinstance(arguments, dict):
-                handler._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "send {tool: string, arguments: object}"}})
-                return True
-            handler._json(HTTPStatus.ACCEPTED, {"run": self.start_run(tool, arguments, locale=locale).as_json()})
-            return True
-        if path == "/api/runs/clear":
-            self.clear_runs()
-            handler._json(HTTPStatus.OK, {})
-            return True
-        if path in ("/api/runs/rerun", "/api/runs/cancel"):
-            run_id = body.get("run")
-            if not isinstance(run_id, str) or self.get_run(run_id) is None:
-                handler._json(HTTPStatus.NOT_FOUND, {"error": {"message": "no such run"}})
-                return True
-            if path == "/api/runs/cancel":
-                run = self.cancel(run_id)
-                handler._json(HTTPStatus.OK, {"run": run.as_json() if run else None})
-                return True
-            try:
-                run = self.rerun(run_id, arguments if isinstance(arguments, dict) else None, locale=locale)
-            except RuntimeError as busy:
-                handler._json(HTTPStatus.CONFLICT, {"error": {"message": str(busy)}})
-                return True
-            handler._json(HTTPStatus.ACCEPTED, {"run": run.as_json()})
-            return True
-        return False
+        try:
+            run = self.rerun(run_id, arguments if isinstance(arguments, dict) else None, locale=_locale(body))
+        except RuntimeError as busy:
+            raise HttpError(HTTPStatus.CONFLICT, str(busy)) from None
+        request.json(HTTPStatus.ACCEPTED, {"run": run.as_json()})
 
-    def _stream(self, handler: Any) -> None:
+    def _stream(self, request: Request) -> None:
+        handler = request.handler
         handler.send_response(HTTPStatus.OK)
         handler.send_header("Content-Type", "text/event-stream; charset=utf-8")
         handler.send_header("Cache-Control", "no-store")
@@ -635,6 +630,10 @@ class Workbench:
                 handler.wfile.flush()
         except (ConnectionError, TimeoutError, OSError):
             pass  # the page went away
+
+
+def _locale(body: dict[str, Any]) -> str | None:
+    return body.get("locale") if isinstance(body.get("locale"), str) else None
 
 
 def argument_problems(schema: Any, arguments: dict[str, Any]) -> list[str]:
@@ -663,15 +662,3 @@ def _make_tracer() -> Any:
     except ImportError:
         return None  # the traffic recorder is not in this build: the page says the panel waits for it
     return Tracer(client="workbench")
-
-
-def _static_name(name: str) -> bool:
-    return "/" not in name and not name.startswith(".") and Path(name).suffix in _TYPES and (STATIC / name).is_file()
-
-
-def _static(handler: Any, file: Path, headers: dict[str, str] | None = None) -> None:
-    handler._send(HTTPStatus.OK, file.read_bytes(), _TYPES[file.suffix], headers)
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
