@@ -19,8 +19,8 @@ from pathlib import Path
 
 from conftest import RunningServer, appsdk, free_port, pid_alive
 
-from appsdk_cli.preview.csp import host_csp
-from appsdk_cli.preview.server import inject_bootstrap
+from appsdk_cli.host.csp import host_csp
+from appsdk_cli.host.widget import inject_bootstrap
 
 # --- the CSP -------------------------------------------------------------------------------------------
 
@@ -300,3 +300,33 @@ def test_only_resource_listings_are_forwarded_and_only_from_the_host_page(counte
         }
     finally:
         stop_preview(running)
+
+
+def test_static_files_are_served_by_path_under_their_folder_and_never_outside_it(tmp_path: Path):
+    from appsdk_cli.host.static import STATIC_TYPES, static_file
+
+    (tmp_path / "hostjs").mkdir()
+    (tmp_path / "hostjs" / "main.js").write_text("export {};")
+    (tmp_path / "page.html").write_text("<p>")
+    (tmp_path / "notes.txt").write_text("not served")
+    (tmp_path / ".secret.js").write_text("hidden")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.js"
+    outside.write_text("outside")
+    (tmp_path / "link.js").symlink_to(outside)
+    assert static_file(tmp_path, "hostjs/main.js") == (tmp_path / "hostjs" / "main.js").resolve()
+    assert static_file(tmp_path, "page.html") == (tmp_path / "page.html").resolve()
+    for name in (
+        "notes.txt",
+        ".secret.js",
+        "hostjs",
+        "../" + outside.name,
+        "hostjs/../page.html",
+        "/etc/passwd",
+        "hostjs//main.js",
+        "hostjs\\main.js",
+        "link.js",
+        "missing.js",
+        "",
+    ):
+        assert static_file(tmp_path, name) is None, name
+    assert STATIC_TYPES[".js"].startswith("text/javascript") and STATIC_TYPES[".mjs"] == STATIC_TYPES[".js"]

@@ -18,9 +18,10 @@ from bridge_capture import BridgeRecorder, coverage, failures, validate
 from conftest import RunningServer, free_port, serve, stop
 from preview_helpers import NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS
 
+from appsdk_cli.host.files import FileStore, file_arguments
+from appsdk_cli.host.profiles import PROFILES
+from appsdk_cli.host.run import Run
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-from appsdk_cli.preview.files import FileStore, file_arguments
-from appsdk_cli.preview.profiles import PROFILES
 from appsdk_cli.remote import Target
 
 FIXTURE = Path(__file__).parent / "fixtures" / "hostapi_app" / "server.py"
@@ -43,7 +44,7 @@ class Host:
         self.closed = False
         self.server = PreviewServer(prepare(Target(url=app.url), "probe", ["city=Bergen"]), PreviewOptions()).start()
         for run_id, city in (runs or {}).items():
-            self.server.add_run(prepare(Target(url=app.url), "probe", [f"city={city}"]), run_id)
+            self.server.add_run(Run.shown(run_id, prepare(Target(url=app.url), "probe", [f"city={city}"])))
         self.context = browser.new_context(viewport={"width": 1200, "height": 900})
         self.recorder = BridgeRecorder(self.context)
         self.page = self.context.new_page()

@@ -135,7 +135,7 @@ def test_arguments_that_do_not_fit_the_schema_never_reach_the_server(bench: Work
 def test_cancel_drops_a_call_in_flight(bench: Workbench) -> None:
     run = bench.start_run("slow", {"seconds": 30})
     deadline = time.monotonic() + 10
-    while run.client is None and time.monotonic() < deadline:
+    while not bench.connected(run.id) and time.monotonic() < deadline:
         time.sleep(0.02)
     started = time.monotonic()
     status, answer = request(bench, "POST", "/api/runs/cancel", {"run": run.id})

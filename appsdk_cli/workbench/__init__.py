@@ -6,14 +6,14 @@
         print(bench.url)          # the page: tools, a form per tool, runs, widgets, panels
         bench.reloaded(("widgets/book-list.html",), None)   # what `appsdk dev` does after each reload
 
-server.py holds the runs (one tool call each) and serves the page, its JSON API and the push channel
-on the host origin of a multi-run preview server, so every widget is rendered by the preview's own
-host page (`/host?run=ID`), never a copy of it. events.py is the push channel (Server-Sent Events).
+server.py makes the runs (one tool call each, kept as the host's runs) and registers the page, its JSON
+API and the push channel on the host's route table (host/), so every widget is rendered by the host's
+own page (`/host?run=ID`), never a copy of it. events.py is the push channel (Server-Sent Events).
 static/ is the page: plain ES modules, no build step.
 """
 
 from __future__ import annotations
 
-from appsdk_cli.workbench.server import Workbench, WorkbenchRun
+from appsdk_cli.workbench.server import Workbench
 
-__all__ = ["Workbench", "WorkbenchRun"]
+__all__ = ["Workbench"]

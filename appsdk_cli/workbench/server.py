@@ -1,9 +1,10 @@
-"""The workbench server: runs of tool calls, the page and its API, on the host origin of a preview server.
+"""The workbench server: runs of tool calls, the page and its API, registered on the host's route table.
 
-A *run* is one tool call the workbench made: the tool, its arguments, the result, and (for a tool with
-a widget) the template read for it. A finished run with a widget becomes a run of the multi-run
-preview server, so its widget is the preview's own host page at `/host?run=ID&embed=1`, same-origin
-with the workbench page, which drives it through `frame.contentWindow.appsdkPreview`.
+A *run* is one tool call the workbench made (host.run.Run: the tool, its arguments, the result, and for
+a tool with a widget the session the host page renders). The host holds the runs, so a run's widget is
+the host's own page at `/host?run=ID&embed=1`, same-origin with the workbench page, which drives it
+through `frame.contentWindow.appsdkPreview`. The workbench's routes (`_routes`) go before the host's own
+on the host origin and are under the same base handler (Host and Origin checks, JSON errors).
 
 Every call runs on its own thread with a fresh session (the dev server may reload between two runs),
 so the page never waits on the server: it gets the run id at once and its outcome as a `run` event.
@@ -19,7 +20,6 @@ listening sockets in each worker (`sockets`).
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 import threading
 import time
@@ -30,9 +30,12 @@ from typing import TYPE_CHECKING, Any
 
 from appsdk_cli import __version__
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.preview.server import STATIC as PREVIEW_STATIC
-from appsdk_cli.preview.server import LogEntry, PreviewServer
-from appsdk_cli.preview.session import PreviewOptions
+from appsdk_cli.host import api
+from appsdk_cli.host.handler import HttpError, Request, Route, get, post
+from appsdk_cli.host.run import LogEntry, Run
+from appsdk_cli.host.server import HostServer
+from appsdk_cli.host.session import PreviewOptions
+from appsdk_cli.host.static import send_static
 from appsdk_cli.workbench.events import EventHub
 
 if TYPE_CHECKING:
@@ -40,21 +43,14 @@ if TYPE_CHECKING:
 
     from appsdk_cli.appmeta import ToolMeta
     from appsdk_cli.client import McpClient
-    from appsdk_cli.preview.session import WidgetTemplate
+    from appsdk_cli.host.session import WidgetTemplate
     from appsdk_cli.remote import Target
 
 STATIC = Path(__file__).parent / "static"
-_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".svg": "image/svg+xml",
-}
 PAGE_CSP = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self';"
     " frame-src 'self'; object-src 'none'; base-uri 'none'"
 )
-RUN_STATUSES = ("running", "done", "failed", "invalid", "cancelled")
 MAX_RUNS = 200  # runs kept; older ones (and their host-page sessions) are dropped
 
 
@@ -66,7 +62,7 @@ def preload() -> None:
 
     import appsdk_cli.appmeta
     import appsdk_cli.client
-    import appsdk_cli.preview.files
+    import appsdk_cli.host.files
     import appsdk_cli.remote
     import appsdk_cli.toolargs
 
@@ -75,47 +71,12 @@ def preload() -> None:
 
 
 @dataclass
-class WorkbenchRun:
-    """One tool call made by the workbench, as the page sees it (`as_json`)."""
+class _InFlight:
+    """What the workbench holds of a call while it runs: how to stop waiting for it. The run itself (what
+    was called, how it went, its widget) is the host's one record, `host.run.Run`."""
 
-    id: str
-    sequence: int
-    tool: str
-    arguments: dict[str, Any]
-    status: str = "running"
-    started: float = field(default_factory=time.time)
-    duration_ms: float | None = None
-    result: dict[str, Any] | None = None
-    error: str | None = None
-    widget: bool = False  # a host page can render it (/host?run=ID)
-    template_uri: str | None = None
-    invoking: str | None = None
-    invoked: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    calls: int = 0  # how many times it ran (a re-run keeps the id and the widget state)
-    version: int = 0  # bumped on every change: the page keeps the newest of what it hears
-    cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
-    client: McpClient | None = field(default=None, repr=False)
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "sequence": self.sequence,
-            "tool": self.tool,
-            "arguments": self.arguments,
-            "status": self.status,
-            "started": self.started,
-            "durationMs": self.duration_ms,
-            "result": self.result,
-            "error": self.error,
-            "widget": self.widget,
-            "templateUri": self.template_uri,
-            "invoking": self.invoking,
-            "invoked": self.invoked,
-            "warnings": self.warnings,
-            "calls": self.calls,
-            "version": self.version,
-        }
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    client: McpClient | None = None
 
 
 class Workbench:
@@ -138,10 +99,10 @@ class Workbench:
         self.options = options or PreviewOptions()
         self.dev = dev
         self.events = EventHub()
-        self.host = PreviewServer(None, self.options, port=port, on_log=self._on_log, routes=self._route)
+        self.host = HostServer(self.options, port=port, on_log=self._on_log, routes=self._routes())
         self._on_log_outside = on_log
         self._lock = threading.Lock()
-        self._runs: dict[str, WorkbenchRun] = {}
+        self._flights: dict[str, _InFlight] = {}  # by run id
         self._sequence = 0
         self._tools: list[dict[str, Any]] | None = None
         self._tools_error: str | None = None
@@ -161,8 +122,8 @@ class Workbench:
 
     def close(self) -> None:
         self.events.close()
+        runs = self.host.runs()
         with self._lock:
-            runs = list(self._runs.values())
             threads = list(self._threads)
         for run in runs:
             if run.status == "running":
@@ -183,7 +144,7 @@ class Workbench:
 
     def sockets(self) -> list[socket.socket]:
         """The listening sockets (a forking parent closes them in its children)."""
-        return [server.socket for server in self.host._servers]
+        return self.host.sockets()
 
     # --- what the page reads -----------------------------------------------------------------------------
 
@@ -264,19 +225,18 @@ class Workbench:
             )
         return {"tools": listed, "error": self._tools_error, "serverInfo": self._server_info}
 
-    def runs(self) -> list[WorkbenchRun]:
-        with self._lock:
-            return sorted(self._runs.values(), key=lambda r: r.sequence)
+    def runs(self) -> list[Run]:
+        return self.host.runs()
 
-    def get_run(self, run_id: str) -> WorkbenchRun | None:
-        with self._lock:
-            return self._runs.get(run_id)
+    def get_run(self, run_id: str) -> Run | None:
+        return self.host.find_run(run_id)
 
     def template_json(self, run_id: str) -> dict[str, Any]:
         """The run's widget template, read afresh from the server (what the next render will show)."""
-        from appsdk_cli.preview.session import read_template
+        from appsdk_cli.host.session import read_template
 
         run = self.host.run(run_id)
+        assert run.session is not None and run.template is not None  # host.run() returns runs with a widget
         fresh = read_template(run.session.target, run.template.uri, run.template.meta)
         return {
             "uri": fresh.uri,
@@ -289,22 +249,22 @@ class Workbench:
 
     # --- runs -------------------------------------------------------------------------------------------
 
-    def start_run(self, tool: str, arguments: dict[str, Any], *, locale: str | None = None) -> WorkbenchRun:
+    def start_run(self, tool: str, arguments: dict[str, Any], *, locale: str | None = None) -> Run:
         import secrets
 
         with self._lock:
             self._sequence += 1
-            run = WorkbenchRun(id=secrets.token_hex(6), sequence=self._sequence, tool=tool, arguments=arguments)
-            self._runs[run.id] = run
-            dropped = sorted(self._runs.values(), key=lambda r: r.sequence)[:-MAX_RUNS]
-            for old in dropped:
-                del self._runs[old.id]
-        for old in dropped:
+            run = Run(id=secrets.token_hex(6), sequence=self._sequence, tool=tool, arguments=arguments)
+            self._flights[run.id] = _InFlight()
+        self.host.add_run(run)
+        for old in self.host.runs()[:-MAX_RUNS]:
             self.host.drop_run(old.id)
+            with self._lock:
+                self._flights.pop(old.id, None)
         self._launch(run, locale)
         return run
 
-    def rerun(self, run_id: str, arguments: dict[str, Any] | None = None, *, locale: str | None = None) -> WorkbenchRun:
+    def rerun(self, run_id: str, arguments: dict[str, Any] | None = None, *, locale: str | None = None) -> Run:
         """Call the run's tool again (with new arguments, if given) under the same id, so its widget keeps
         its state and the page can hand the new result to the live view."""
         run = self.get_run(run_id)
@@ -318,15 +278,15 @@ class Workbench:
             run.status, run.error, run.duration_ms = "running", None, None
             run.started = time.time()
             run.version += 1
-            run.cancelled = threading.Event()
+            self._flights[run.id] = _InFlight()
         self._launch(run, locale)
         return run
 
-    def cancel(self, run_id: str) -> WorkbenchRun | None:
+    def cancel(self, run_id: str) -> Run | None:
         run = self.get_run(run_id)
         if run is None or run.status != "running":
             return run
-        run.cancelled.set()
+        self._flight(run).cancelled.set()
         self._abort(run)
         self._finish(run, "cancelled", error="cancelled from the workbench before the server answered")
         return run
@@ -336,29 +296,42 @@ class Workbench:
         for run in self.runs():
             if run.status == "running":
                 self.cancel(run.id)
-            with self._lock:
-                self._runs.pop(run.id, None)
             self.host.drop_run(run.id)
+            with self._lock:
+                self._flights.pop(run.id, None)
 
-    def _abort(self, run: WorkbenchRun) -> None:
-        client = run.client
+    def connected(self, run_id: str) -> bool:
+        """The run's call has its session to the server open (a cancel now reaches the server)."""
+        with self._lock:
+            flight = self._flights.get(run_id)
+        return flight is not None and flight.client is not None
+
+    def _flight(self, run: Run) -> _InFlight:
+        with self._lock:
+            return self._flights.setdefault(run.id, _InFlight())
+
+    def _abort(self, run: Run) -> None:
+        client = self._flight(run).client
         if client is not None:
             # The server is told (2025 eras) and the call's thread stops waiting; that thread then closes
             # the session (closing it here would race the thread on the same connection).
             with contextlib.suppress(Exception):
                 client.cancel("cancelled from the appsdk workbench")
 
-    def _launch(self, run: WorkbenchRun, locale: str | None) -> None:
+    def _launch(self, run: Run, locale: str | None) -> None:
         self.events.publish("run", run.as_json())
-        thread = threading.Thread(target=self._execute, args=(run, locale), name=f"workbench-run-{run.id}", daemon=True)
+        flight = self._flight(run)  # this call's, taken before a later re-run can replace it
+        thread = threading.Thread(
+            target=self._execute, args=(run, flight, locale), name=f"workbench-run-{run.id}", daemon=True
+        )
         with self._lock:
             self._threads.add(thread)
         thread.start()
 
-    def _execute(self, run: WorkbenchRun, locale: str | None) -> None:
-        cancelled = run.cancelled
+    def _execute(self, run: Run, flight: _InFlight, locale: str | None) -> None:
+        cancelled = flight.cancelled
         try:
-            self._call(run, locale, cancelled)
+            self._call(run, locale, flight)
         except AppsdkError as problem:
             if not cancelled.is_set():
                 self._finish(run, "failed", error=problem.message)
@@ -366,21 +339,22 @@ class Workbench:
             if not cancelled.is_set():
                 self._finish(run, "failed", error=f"{type(problem).__name__}: {problem}")
         finally:
-            run.client = None
+            flight.client = None
             with self._lock:
                 self._threads.discard(threading.current_thread())
 
-    def _call(self, run: WorkbenchRun, locale: str | None, cancelled: threading.Event) -> None:
+    def _call(self, run: Run, locale: str | None, flight: _InFlight) -> None:
         from appsdk_cli.appmeta import tool_meta, without_tool_crash
-        from appsdk_cli.preview.files import file_arguments
-        from appsdk_cli.preview.session import PreviewSession, widget_tools
+        from appsdk_cli.host.files import file_arguments
+        from appsdk_cli.host.session import PreviewSession, widget_tools
         from appsdk_cli.remote import request_meta, session
 
         begun = time.monotonic()
+        cancelled = flight.cancelled
         # One session per run (the dev server may have reloaded since the last): the tool list, the
         # call and the template, so a run costs one handshake.
         with session(self.target) as client:
-            run.client = client
+            flight.client = client
             self._attach_tracer(client, run.id)
             tools = self._listed(client)
             self.events.publish("tools", self.tools_json())
@@ -434,9 +408,11 @@ class Workbench:
                 warnings=warnings,
                 tool_definition=definition,
             )
-            self.host.add_run(preview, run.id)  # the same id on a re-run: the widget state stays
+            self.host.show(run.id, preview)  # the same id on a re-run: the widget state stays
+        else:
+            self.host.show(run.id, None)
         with self._lock:
-            run.result, run.warnings, run.widget = result, warnings, template is not None
+            run.result, run.warnings = result, warnings
             run.calls += 1
             run.duration_ms = round((time.monotonic() - begun) * 1000, 1)
         self._finish(run, "done")
@@ -446,7 +422,7 @@ class Workbench:
         wrong with it for ChatGPT."""
         from appsdk_cli.appmeta import WIDGET_MIME_TYPES
         from appsdk_cli.client import ProtocolError
-        from appsdk_cli.preview.session import read_template
+        from appsdk_cli.host.session import read_template
 
         warnings: list[str] = []
         try:
@@ -470,14 +446,14 @@ class Workbench:
 
     def _show_pending(
         self,
-        run: WorkbenchRun,
+        run: Run,
         meta: ToolMeta,
         template: WidgetTemplate,
         warnings: list[str],
         tools: list[dict[str, Any]],
         definition: dict[str, Any],
     ) -> None:
-        from appsdk_cli.preview.session import PreviewSession, widget_tools
+        from appsdk_cli.host.session import PreviewSession, widget_tools
 
         preview = PreviewSession(
             target=self.target,
@@ -490,13 +466,13 @@ class Workbench:
             tool_definition=definition,
             pending=True,
         )
-        self.host.add_run(preview, run.id)
+        self.host.show(run.id, preview)
         with self._lock:
-            run.widget, run.warnings = True, warnings
+            run.warnings = warnings
             run.version += 1
         self.events.publish("run", run.as_json())
 
-    def _finish(self, run: WorkbenchRun, status: str, *, error: str | None = None) -> None:
+    def _finish(self, run: Run, status: str, *, error: str | None = None) -> None:
         with self._lock:
             if run.status != "running":
                 return
@@ -564,79 +540,78 @@ class Workbench:
 
     # --- HTTP -------------------------------------------------------------------------------------------
 
-    def _route(self, handler: Any, path: str, query: dict[str, str], body: dict[str, Any] | None) -> bool:
-        """The workbench's own routes on the host origin; False: not ours, the preview server answers."""
-        if body is None:
-            return self._get(handler, path, query)
-        return self._post(handler, path, body)
+    def _routes(self) -> tuple[Route, ...]:
+        """The workbench's page and API on the host origin, tried before the host's own routes."""
+        return (
+            get("/", self._page),
+            get("/workbench/{name:path}", self._static),
+            get("/host", api.host_page),  # the host page each run's widget is rendered in
+            get("/api/workbench", lambda request: request.json(HTTPStatus.OK, self.info())),
+            get("/api/tools", self._tools_route),
+            get("/api/runs", lambda request: request.json(HTTPStatus.OK, {"runs": [r.as_json() for r in self.runs()]})),
+            get("/api/template", self._template_route),
+            get("/api/widget-state", self._widget_state_route),
+            get("/api/events", self._stream),
+            post("/api/runs", self._start_route),
+            post("/api/runs/clear", self._clear_route),
+            post("/api/runs/rerun", self._rerun_route),
+            post("/api/runs/cancel", self._cancel_route),
+        )
 
-    def _get(self, handler: Any, path: str, query: dict[str, str]) -> bool:
-        if path == "/":
-            _static(handler, STATIC / "workbench.html", {"Content-Security-Policy": PAGE_CSP})
-        elif path.startswith("/workbench/") and _static_name(path[len("/workbench/") :]):
-            _static(handler, STATIC / path[len("/workbench/") :])
-        elif path == "/host":
-            _static(handler, PREVIEW_STATIC / "host.html", {"Content-Security-Policy": handler.host_page_csp()})
-        elif path == "/api/workbench":
-            handler._json(HTTPStatus.OK, self.info())
-        elif path == "/api/tools":
-            try:
-                handler._json(HTTPStatus.OK, self.tools_json(refresh=query.get("refresh") == "1"))
-            except AppsdkError as problem:
-                handler._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
-        elif path == "/api/runs":
-            handler._json(HTTPStatus.OK, {"runs": [r.as_json() for r in self.runs()]})
-        elif path == "/api/template":
-            try:
-                handler._json(HTTPStatus.OK, self.template_json(query.get("run", "")))
-            except KeyError:
-                handler._json(HTTPStatus.NOT_FOUND, {"error": {"message": "that run has no widget"}})
-            except AppsdkError as problem:
-                handler._json(HTTPStatus.BAD_GATEWAY, {"error": {"message": problem.message}})
-        elif path == "/api/widget-state":
-            try:
-                handler._json(HTTPStatus.OK, {"state": self.host.widget_state(query.get("run", ""))})
-            except KeyError:
-                handler._json(HTTPStatus.NOT_FOUND, {"error": {"message": "that run has no widget"}})
-        elif path == "/api/events":
-            self._stream(handler)
-        else:
-            return False
-        return True
+    def _page(self, request: Request) -> None:
+        send_static(request, STATIC, "workbench.html", PAGE_CSP)
 
-    def _post(self, handler: Any, path: str, body: dict[str, Any]) -> bool:
-        locale = body.get("locale") if isinstance(body.get("locale"), str) else None
+    def _static(self, request: Request) -> None:
+        send_static(request, STATIC, request.params["name"], PAGE_CSP)
+
+    def _tools_route(self, request: Request) -> None:
+        request.json(HTTPStatus.OK, self.tools_json(refresh=request.query.get("refresh") == "1"))
+
+    def _template_route(self, request: Request) -> None:
+        try:
+            request.json(HTTPStatus.OK, self.template_json(request.query.get("run", "")))
+        except KeyError:
+            raise HttpError(HTTPStatus.NOT_FOUND, "that run has no widget") from None
+
+    def _widget_state_route(self, request: Request) -> None:
+        try:
+            request.json(HTTPStatus.OK, {"state": self.host.widget_state(request.query.get("run", ""))})
+        except KeyError:
+            raise HttpError(HTTPStatus.NOT_FOUND, "that run has no widget") from None
+
+    def _start_route(self, request: Request) -> None:
+        body = request.body or {}
+        tool, arguments = body.get("tool"), body.get("arguments")
+        if not isinstance(tool, str) or not isinstance(arguments, dict):
+            raise HttpError(HTTPStatus.BAD_REQUEST, "send {tool: string, arguments: object}")
+        request.json(HTTPStatus.ACCEPTED, {"run": self.start_run(tool, arguments, locale=_locale(body)).as_json()})
+
+    def _clear_route(self, request: Request) -> None:
+        self.clear_runs()
+        request.json(HTTPStatus.OK, {})
+
+    def _named_run(self, request: Request) -> str:
+        run_id = (request.body or {}).get("run")
+        if not isinstance(run_id, str) or self.get_run(run_id) is None:
+            raise HttpError(HTTPStatus.NOT_FOUND, "no such run")
+        return run_id
+
+    def _cancel_route(self, request: Request) -> None:
+        run = self.cancel(self._named_run(request))
+        request.json(HTTPStatus.OK, {"run": run.as_json() if run else None})
+
+    def _rerun_route(self, request: Request) -> None:
+        run_id = self._named_run(request)
+        body = request.body or {}
         arguments = body.get("arguments")
-        if path == "/api/runs":
-            tool = body.get("tool")
-            if not isinstance(tool, str) or not isinstance(arguments, dict):
-                handler._json(HTTPStatus.BAD_REQUEST, {"error": {"message": "send {tool: string, arguments: object}"}})
-                return True
-            handler._json(HTTPStatus.ACCEPTED, {"run": self.start_run(tool, arguments, locale=locale).as_json()})
-            return True
-        if path == "/api/runs/clear":
-            self.clear_runs()
-            handler._json(HTTPStatus.OK, {})
-            return True
-        if path in ("/api/runs/rerun", "/api/runs/cancel"):
-            run_id = body.get("run")
-            if not isinstance(run_id, str) or self.get_run(run_id) is None:
-                handler._json(HTTPStatus.NOT_FOUND, {"error": {"message": "no such run"}})
-                return True
-            if path == "/api/runs/cancel":
-                run = self.cancel(run_id)
-                handler._json(HTTPStatus.OK, {"run": run.as_json() if run else None})
-                return True
-            try:
-                run = self.rerun(run_id, arguments if isinstance(arguments, dict) else None, locale=locale)
-            except RuntimeError as busy:
-                handler._json(HTTPStatus.CONFLICT, {"error": {"message": str(busy)}})
-                return True
-            handler._json(HTTPStatus.ACCEPTED, {"run": run.as_json()})
-            return True
-        return False
+        try:
+            run = self.rerun(run_id, arguments if isinstance(arguments, dict) else None, locale=_locale(body))
+        except RuntimeError as busy:
+            raise HttpError(HTTPStatus.CONFLICT, str(busy)) from None
+        request.json(HTTPStatus.ACCEPTED, {"run": run.as_json()})
 
-    def _stream(self, handler: Any) -> None:
+    def _stream(self, request: Request) -> None:
+        handler = request.handler
         handler.send_response(HTTPStatus.OK)
         handler.send_header("Content-Type", "text/event-stream; charset=utf-8")
         handler.send_header("Cache-Control", "no-store")
@@ -655,6 +630,10 @@ class Workbench:
                 handler.wfile.flush()
         except (ConnectionError, TimeoutError, OSError):
             pass  # the page went away
+
+
+def _locale(body: dict[str, Any]) -> str | None:
+    return body.get("locale") if isinstance(body.get("locale"), str) else None
 
 
 def argument_problems(schema: Any, arguments: dict[str, Any]) -> list[str]:
@@ -683,15 +662,3 @@ def _make_tracer() -> Any:
     except ImportError:
         return None  # the traffic recorder is not in this build: the page says the panel waits for it
     return Tracer(client="workbench")
-
-
-def _static_name(name: str) -> bool:
-    return "/" not in name and not name.startswith(".") and Path(name).suffix in _TYPES and (STATIC / name).is_file()
-
-
-def _static(handler: Any, file: Path, headers: dict[str, str] | None = None) -> None:
-    handler._send(HTTPStatus.OK, file.read_bytes(), _TYPES[file.suffix], headers)
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)

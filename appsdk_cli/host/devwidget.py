@@ -16,15 +16,18 @@ import re
 import urllib.request
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-if TYPE_CHECKING:
-    from appsdk_cli.preview.csp import HostCsp
-    from appsdk_cli.preview.server import PreviewServer
-    from appsdk_cli.preview.session import PreviewSession, WidgetTemplate
+from appsdk_cli.host.run import LogEntry
+from appsdk_cli.host.static import STATIC
 
-STATIC = Path(__file__).parent / "static"
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from appsdk_cli.host.csp import HostCsp
+    from appsdk_cli.host.session import PreviewSession, WidgetTemplate
+
 VITE_URL_KEY = "vite_url"
 # The <meta> appsdk's builds of web/ carry (runner.mjs), whichever build of it the preview read first.
 SOURCE_MARK = '<meta name="appsdk-widget-source"'
@@ -48,17 +51,14 @@ class VitePage:
             base_uri=(*csp.base_uri, origin),
         )
 
-    def document(self, config: dict[str, Any]) -> str:
-        """The page with the dev overlay (build errors) and the preview's bootstrap injected."""
-        from appsdk_cli.preview.server import inject_bootstrap
-
+    def page(self) -> str:
+        """The page with the dev overlay (build errors) in its head; the host's bootstrap goes in after."""
         overlay = (STATIC / "widget-dev.js").read_text(encoding="utf-8")
         head = (
             f'<base href="{self.url}">\n<script type="module" data-appsdk-preview="widget-dev">\n{overlay}</script>\n'
         )
         found = re.search(r"<head\b[^>]*>", self.html, flags=re.IGNORECASE)
-        html = self.html[: found.end()] + "\n" + head + self.html[found.end() :] if found else head + self.html
-        return inject_bootstrap(html, config)
+        return self.html[: found.end()] + "\n" + head + self.html[found.end() :] if found else head + self.html
 
 
 def vite_url_for(session: PreviewSession, template: WidgetTemplate) -> str | None:
@@ -91,10 +91,8 @@ def vite_url_for(session: PreviewSession, template: WidgetTemplate) -> str | Non
     return f"http://{parts.netloc}/"
 
 
-def vite_page(server: PreviewServer, session: PreviewSession, template: WidgetTemplate) -> VitePage | None:
-    """Vite's page for this run's widget; None to serve the resource as it is."""
-    from appsdk_cli.preview.server import LogEntry
-
+def vite_page(record: Callable[[LogEntry], None], session: PreviewSession, template: WidgetTemplate) -> VitePage | None:
+    """Vite's page for this run's widget; None to serve the resource as it is (`record` hears why)."""
     vite = vite_url_for(session, template)
     if vite is None:
         return None
@@ -102,7 +100,7 @@ def vite_page(server: PreviewServer, session: PreviewSession, template: WidgetTe
         with urllib.request.urlopen(vite, timeout=10) as answer:  # a loopback http URL, checked above
             html = answer.read().decode("utf-8", "replace")
     except OSError as problem:
-        server.record(LogEntry("host", "warn", f"Vite at {vite} did not answer ({problem}); showing the built widget"))
+        record(LogEntry("host", "warn", f"Vite at {vite} did not answer ({problem}); showing the built widget"))
         return None
     return VitePage(vite, html)
 

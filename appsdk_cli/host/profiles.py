@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from appsdk_cli import __version__
-from appsdk_cli.preview.csp import HostCsp
+from appsdk_cli.host.csp import HostCsp
 
 DEFAULT_PROFILE = "chatgpt"
 DEFAULT_DEVICE = "desktop"

@@ -1,8 +1,9 @@
-"""What a preview shows: the tool's result and its widget template, fetched the way a host fetches them.
+"""What the host shows for a run: the call, its result, the widget template, the tools a widget may call.
 
-`prepare()` calls the tool (arguments parsed exactly like `appsdk call`, through remote.call_tool), then
-reads the widget resource the tool names and the tools a widget may call. The result is a plain
-object that the preview server, a test or a script can use without the CLI.
+A `PreviewSession` is a plain object: `appsdk preview TOOL` fills one with `preview.prepare()`, the
+workbench fills one per run that has a widget. `read_template` reads a widget resource the way a host
+reads it; `call_from_widget` and friends pass a widget's requests on to the real server, refused where
+a host would refuse them.
 """
 
 from __future__ import annotations
@@ -12,18 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from appsdk_cli.appmeta import (
-    WIDGET_MIME_TYPES,
     Bridge,
     ToolMeta,
-    crash_hint,
-    tool_crash,
     tool_meta,
-    without_tool_crash,
 )
 from appsdk_cli.client import McpClient, ProtocolError
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.preview.csp import HostCsp, host_csp
-from appsdk_cli.remote import Target, call_tool, request_meta, session
+from appsdk_cli.host.csp import HostCsp, host_csp
+from appsdk_cli.remote import Target, session
 
 THEMES = ("light", "dark")
 DISPLAY_MODES = ("inline", "pip", "fullscreen")
@@ -77,6 +74,11 @@ class PreviewSession:
         return f"{self.tool.name}\n{self.template.uri}"
 
 
+def prefers_border(meta: dict[str, Any]) -> bool:
+    ui = meta.get("ui") if isinstance(meta.get("ui"), dict) else {}
+    return ui.get("prefersBorder") is True or meta.get("openai/widgetPrefersBorder") is True
+
+
 def widget_tools(tools: list[dict[str, Any]]) -> dict[Bridge, frozenset[str]]:
     metas = [tool_meta(t) for t in tools if isinstance(t, dict)]
     return {bridge: frozenset(m.name for m in metas if m.widget_may_call(bridge)) for bridge in Bridge}
@@ -120,65 +122,6 @@ def read_template(
         meta.update(item["_meta"])
     mime = item.get("mimeType") if isinstance(item.get("mimeType"), str) else None
     return WidgetTemplate(uri=uri, html=html, mime_type=mime, meta=meta, csp=host_csp(meta))
-
-
-def prepare(
-    target: Target,
-    tool_name: str,
-    words: list[str],
-    args_json: str | None = None,
-    *,
-    locale: str | None = None,
-) -> PreviewSession:
-    """Call the tool as ChatGPT would, then fetch its widget and the tools the widget may call."""
-    outcome = call_tool(target, tool_name, words, args_json, request_meta(locale=locale))
-    uri = outcome.tool.template
-    if not uri:
-        raise AppsdkError(
-            f"{tool_name} declares no widget (no _meta.ui.resourceUri or openai/outputTemplate), so there is nothing"
-            f" to preview; `appsdk call {tool_name}` shows its result"
-        )
-    warnings: list[str] = []
-    if outcome.tool.templates_disagree:
-        warnings.append(
-            f"ui.resourceUri {outcome.tool.resource_uri} differs from openai/outputTemplate"
-            f" {outcome.tool.output_template}; previewing {uri}"
-        )
-    if outcome.is_error:
-        hint = crash_hint(outcome.error_text(), tool_crash(outcome.result))
-        warnings.append(
-            f"{tool_name} returned isError ({outcome.error_text()}); the widget gets that result"
-            + (f". Hint: {hint}" if hint else "")
-        )
-    # remote.call_tool keeps its tool listing to itself, so a second session lists tools and resources.
-    with session(target) as client:
-        tools = client.list_tools()
-        try:
-            resources = client.list_resources()
-        except ProtocolError:
-            resources = []
-    listed = next((r for r in resources if isinstance(r, dict) and r.get("uri") == uri), None)
-    listed_meta = listed.get("_meta") if listed and isinstance(listed.get("_meta"), dict) else None
-    template = read_template(target, uri, listed_meta)
-    if template.mime_type not in WIDGET_MIME_TYPES:
-        warnings.append(
-            f"{uri} is served as {template.mime_type or 'no MIME type'}, not {' or '.join(WIDGET_MIME_TYPES)};"
-            " ChatGPT will not render it"
-        )
-    if template.csp.disagreement:
-        warnings.append(template.csp.disagreement)
-    definition = next((t for t in tools if isinstance(t, dict) and t.get("name") == tool_name), None)
-    return PreviewSession(
-        target=target,
-        tool=outcome.tool,
-        arguments=outcome.arguments,
-        result=without_tool_crash(outcome.result),  # what production would send the widget
-        template=template,
-        widget_tools=widget_tools(tools),
-        warnings=warnings,
-        tool_definition=definition or {"name": tool_name, "inputSchema": {"type": "object"}},
-        tools=[t for t in tools if isinstance(t, dict)],
-    )
 
 
 _REFUSALS = {

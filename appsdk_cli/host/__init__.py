@@ -1,0 +1,31 @@
+"""The local ChatGPT-like host that `appsdk preview TOOL` and the workbench both run on.
+
+    from appsdk_cli.host import HostServer
+    with HostServer(options=PreviewOptions()) as host:   # the workbench adds its runs and routes
+        print(host.url, host.widget_origin)
+
+Two loopback origins, like ChatGPT's chat and its widget sandbox: the host page and its API on one, the
+widget document (under the resource's CSP) on the other.
+
+    handler.py   the route table (method + path pattern → function) and the one base handler every
+                 request of both origins goes through: Host and Origin checks, JSON bodies, JSON errors
+    server.py    HostServer: the two origins' sockets and route tables, over state.py's HostState
+    state.py     what the host holds: the runs (run.py: what a run is, once), log, widget state, files
+    api.py       the host origin's routes: the host page, /api/*, /files/*, the static files
+    widget.py    the widget origin's one route: the widget document (bootstrap injected, CSP)
+    session.py   what a run shows, and how a widget's requests reach the real server
+    csp.py, profiles.py, files.py, devwidget.py   the widget's CSP, the hosts it can play,
+                 window.openai's file store, the widget from `appsdk dev`'s Vite
+    static.py    where the page's files are (STATIC), served by path and never outside it
+
+A server built on the host (the workbench) passes its own routes to HostServer; they go before the
+host's own on the host origin and are under the same base handler, so a rule written there holds for
+every route.
+"""
+
+from __future__ import annotations
+
+from appsdk_cli.host.run import LogEntry, Run, UnknownRun
+from appsdk_cli.host.server import HostServer
+
+__all__ = ["HostServer", "LogEntry", "Run", "UnknownRun"]

@@ -1,0 +1,182 @@
+"""What the host holds while it serves: its runs, the host log, widget state, uploaded files.
+
+`HostState` is the host without its sockets: the routes (api.py, widget.py) read and change it through a
+`Request`, and `server.HostServer` adds the two listening origins. So nothing here imports the HTTP side,
+and the HTTP side's routes need only this.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from appsdk_cli import __version__
+from appsdk_cli.errors import AppsdkError
+from appsdk_cli.host.files import FileStore
+from appsdk_cli.host.run import DEFAULT_RUN, LogEntry, Run, UnknownRun
+from appsdk_cli.host.session import (
+    USER_AGENT,
+    PreviewOptions,
+    PreviewSession,
+    WidgetTemplate,
+    prefers_border,
+    read_template,
+)
+
+SANDBOX = "allow-scripts allow-same-origin allow-forms"
+PROTOCOL_VERSION = "2026-01-26"  # the MCP Apps extension version the bridge speaks
+
+
+class HostState:
+    """The runs a host page can show and what the widgets leave behind (state, log lines, files)."""
+
+    def __init__(self, options: PreviewOptions | None = None, *, on_log: Callable[[LogEntry], None] | None = None):
+        self.options = options or PreviewOptions()
+        self.on_log = on_log
+        self.log: list[LogEntry] = []
+        self._lock = threading.Lock()
+        self._widget_states: dict[tuple[str, str], Any] = {}
+        self._runs: dict[str, Run] = {}
+        self.files = FileStore()  # window.openai's uploads (api.py serves them)
+
+    # --- addresses (the server's sockets give them) ----------------------------------------------------
+
+    @property
+    def host_origin(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def widget_origin(self) -> str:
+        raise NotImplementedError
+
+    # --- runs ----------------------------------------------------------------------------------------
+
+    def run(self, run_id: str = DEFAULT_RUN) -> Run:
+        """The run a host page renders; UnknownRun when there is none by that id, or it has no widget."""
+        with self._lock:
+            found = self._runs.get(run_id)
+            if found is None or found.session is None:
+                raise UnknownRun(run_id)
+            return found
+
+    def view(self, run_id: str = DEFAULT_RUN) -> tuple[PreviewSession, WidgetTemplate]:
+        """What the host page renders for the run: its session and the template last served."""
+        run = self.run(run_id)
+        with self._lock:
+            session, template = run.session, run.template
+        if session is None or template is None:
+            raise UnknownRun(run_id)
+        return session, template
+
+    def find_run(self, run_id: str) -> Run | None:
+        """Any run by its id, with a widget or not (the workbench's runs API)."""
+        with self._lock:
+            return self._runs.get(run_id)
+
+    def runs(self) -> list[Run]:
+        """Every run, in the order they were started."""
+        with self._lock:
+            return sorted(self._runs.values(), key=lambda r: r.sequence)
+
+    def add_run(self, run: Run) -> Run:
+        with self._lock:
+            self._runs[run.id] = run
+        return run
+
+    def show(self, run_id: str, session: PreviewSession | None) -> None:
+        """Render this session for the run from now on (None: it has no widget). A re-run keeps the run's
+        id and so its widget state, as ChatGPT keeps it for a widget instance."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is not None:
+                run.show(session)
+
+    def complete_run(self, run_id: str, result: dict[str, Any]) -> None:
+        """The answer to a pending run's call: the same view (template, served count, state) gets it."""
+        from dataclasses import replace
+
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is not None and run.session is not None:
+                run.session = replace(run.session, result=result, pending=False)
+
+    def drop_run(self, run_id: str) -> None:
+        with self._lock:
+            self._runs.pop(run_id, None)
+            for key in [key for key in self._widget_states if key[0] == run_id]:
+                del self._widget_states[key]
+
+    # --- state shared by the handlers ----------------------------------------------------------------
+
+    def record(self, entry: LogEntry) -> None:
+        with self._lock:
+            self.log.append(entry)
+        if self.on_log:
+            self.on_log(entry)
+
+    def widget_state(self, run_id: str = DEFAULT_RUN) -> Any:
+        key = (run_id, self.view(run_id)[0].state_key)
+        with self._lock:
+            return self._widget_states.get(key)
+
+    def set_widget_state(self, state: Any, run_id: str = DEFAULT_RUN) -> None:
+        # Kept by the preview server, not in the frame: a page reload (or a new tab) gets it back,
+        # as ChatGPT gives a widget its state back when the conversation is reopened.
+        key = (run_id, self.view(run_id)[0].state_key)
+        with self._lock:
+            self._widget_states[key] = state
+
+    def template(self, run_id: str = DEFAULT_RUN) -> WidgetTemplate:
+        """The first load uses the template read with the call; later loads re-read it, so an edited widget
+        shows up on reload without restarting the preview (the server's own caching permitting)."""
+        run = self.run(run_id)
+        with self._lock:
+            first = run.widget_served == 0
+            run.widget_served += 1
+            current, session = run.template, run.session
+        assert current is not None and session is not None  # self.run() returns only runs with a widget
+        if first:
+            return current
+        try:
+            fresh = read_template(session.target, current.uri, current.meta)
+        except AppsdkError as problem:
+            self.record(
+                LogEntry("host", "warn", f"re-reading {current.uri} failed, showing the last copy: {problem}", run_id)
+            )
+            return current
+        with self._lock:
+            run.template = fresh
+        return fresh
+
+    def session_json(self, run_id: str = DEFAULT_RUN) -> dict[str, Any]:
+        """What the host page needs to play the host: the call, the result, and the widget's origin."""
+        preview, template = self.view(run_id)
+        return {
+            "run": run_id or None,
+            "appsdkVersion": __version__,
+            "protocolVersion": PROTOCOL_VERSION,
+            "server": preview.target.description,
+            "tool": {"name": preview.tool.name, "title": preview.tool.title, "description": preview.tool.description},
+            "toolDefinition": preview.tool_definition,
+            "invoking": preview.tool.invoking,
+            "invoked": preview.tool.invoked,
+            "arguments": preview.arguments,
+            "result": preview.result,
+            "pending": preview.pending,
+            "template": {
+                "uri": template.uri,
+                "mimeType": template.mime_type,
+                "csp": template.csp.header(),
+                "declaredCsp": template.csp.approved(),
+                "prefersBorder": prefers_border(template.meta),
+            },
+            "widgetOrigin": self.widget_origin,
+            "sandbox": SANDBOX,
+            "widgetTools": {bridge.value: sorted(names) for bridge, names in preview.widget_tools.items()},
+            "userAgent": USER_AGENT,
+            "defaults": asdict(self.options),
+            "widgetState": self.widget_state(run_id),
+            "warnings": preview.warnings,
+        }

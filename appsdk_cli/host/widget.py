@@ -1,0 +1,92 @@
+"""The widget document: the resource's HTML with the host bootstrap injected first, under its CSP.
+
+ChatGPT serves a widget from its own sandbox origin, never from the chat's. The host does the same: the
+widget origin (a second loopback port, so a different origin) serves this document and nothing else
+(`ROUTES`). The frame can reach the host only through postMessage, cannot read the host's storage or
+DOM, and gets the Content-Security-Policy its resource declares as a response header, like a real host
+sends it; the profile and device the page plays (profiles.py) and window.openai's file store complete it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from http import HTTPStatus
+from typing import Any
+
+from appsdk_cli.host import files, profiles
+from appsdk_cli.host.csp import HostCsp
+from appsdk_cli.host.devwidget import vite_page
+from appsdk_cli.host.handler import HttpError, Request, get
+from appsdk_cli.host.run import DEFAULT_RUN, UnknownRun
+from appsdk_cli.host.session import DISPLAY_MODES, THEMES, USER_AGENT
+from appsdk_cli.host.state import HostState
+from appsdk_cli.host.static import STATIC
+
+
+def widget_document(host: HostState, query: dict[str, str]) -> tuple[str, str]:
+    """The widget's HTML with the host bootstrap injected first, and its CSP header value."""
+    run_id = query.get("run", DEFAULT_RUN)
+    template = host.template(run_id)
+    preview, _ = host.view(run_id)
+    options = host.options
+    theme = query.get("theme") if query.get("theme") in THEMES else options.theme
+    mode = query.get("displayMode") if query.get("displayMode") in DISPLAY_MODES else options.display_mode
+    max_height = int(query["maxHeight"]) if query.get("maxHeight", "").isdigit() else 640
+    with_openai = query.get("openai", "1" if not options.bridge_only else "0") != "0"
+    config: dict[str, Any] = {
+        "hostOrigin": host.host_origin,
+        "openai": with_openai,
+        "globals": {
+            "toolInput": preview.arguments,
+            "toolOutput": preview.result.get("structuredContent"),
+            "toolResponseMetadata": preview.result.get("_meta"),
+            "widgetState": host.widget_state(run_id),
+            "theme": theme,
+            "displayMode": mode,
+            "maxHeight": max_height,
+            "locale": query.get("locale") or options.locale,
+            "safeArea": {"insets": {"top": 0, "bottom": 0, "left": 0, "right": 0}},
+            "userAgent": USER_AGENT,
+        },
+    }
+    vite = vite_page(host.record, preview, template)  # `appsdk dev`'s Vite, for hot module replacement
+    csp = widget_extras(host, query, config, vite.csp(template.csp) if vite else template.csp)
+    return inject_bootstrap(vite.page() if vite else template.html, config), csp
+
+
+def widget_extras(host: HostState, query: dict[str, str], config: dict[str, Any], csp: HostCsp) -> str:
+    """Complete the widget document's bootstrap config for the profile and device, and return its CSP."""
+    config["globals"].update(profiles.widget_globals(query))
+    config["approval"] = query.get("approval") == "1"
+    if config["approval"]:
+        # A tool that needs approval gets its input only once approved: nothing of the call until then.
+        config["globals"].update(toolInput=None, toolOutput=None, toolResponseMetadata=None)
+    config["escapeExits"] = True
+    return profiles.widget_csp(csp, query, files.files_source(host.host_origin))
+
+
+def inject_bootstrap(html: str, config: dict[str, Any]) -> str:
+    """Put the host bootstrap before anything of the widget's own, so window.openai exists when its scripts run."""
+    # "<" escaped inside the JSON so no value can close the script element early.
+    data = json.dumps(config, ensure_ascii=False).replace("<", "\\u003c").replace("\u2028", "\\u2028")
+    script = (STATIC / "bootstrap.js").read_text(encoding="utf-8").replace("__APPSDK_CONFIG__", data)
+    tag = f'<script data-appsdk-preview="bootstrap">\n{script}</script>\n'
+    # After <head> (or <html>, or the doctype): a script ahead of the doctype would put the page in quirks mode.
+    for pattern in (r"<head\b[^>]*>", r"<html\b[^>]*>", r"<!doctype[^>]*>"):
+        found = re.search(pattern, html, flags=re.IGNORECASE)
+        if found:
+            return html[: found.end()] + "\n" + tag + html[found.end() :]
+    return tag + html
+
+
+def _widget(request: Request) -> None:
+    try:
+        html, csp = widget_document(request.host, request.query)
+    except UnknownRun:
+        raise HttpError(HTTPStatus.NOT_FOUND, "no such run", plain=True) from None
+    request.send(HTTPStatus.OK, html.encode(), "text/html; charset=utf-8", {"Content-Security-Policy": csp})
+
+
+# The widget's origin serves the widget document and nothing else.
+ROUTES = (get("/widget", _widget),)
