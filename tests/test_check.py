@@ -339,7 +339,8 @@ def test_the_readme_documents_every_rule_as_it_is():
 
 def test_rules_run_without_the_cli_and_with_no_csp_every_outside_origin_counts():
     """The capability on its own: a Snapshot in, findings out. No CSP declared blocks every outside origin."""
-    from appsdk_cli.checks import Snapshot, run_rules
+    from appsdk_cli.checks import run_rules
+    from appsdk_cli.snapshot import Snapshot
 
     uri = "ui://widget/w.html"
     snapshot = Snapshot(

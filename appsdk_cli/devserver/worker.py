@@ -227,7 +227,7 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
 def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]], None] | None = None) -> LoadedApp:
     """Import the target and build its ASGI app; TargetMissing when the target itself is not there.
 
-    `on_crash` gets each tool crash (devserver/crashes.py), which the supervisor shows in a few lines.
+    `on_crash` gets each tool crash (snapshot/crashes.py), which the supervisor shows in a few lines.
     """
     sys.path.insert(0, str(spec.project))
     try:
@@ -250,7 +250,7 @@ def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]
             f"{spec.module}:{spec.attribute} is a {type(server).__name__}, not an MCPServer (looked for {spec.target})"
         )
     if on_crash is not None:
-        from appsdk_cli.devserver.crashes import report_tool_crashes
+        from appsdk_cli.snapshot.crashes import report_tool_crashes
 
         report_tool_crashes(server, spec.project, on_crash)
     if spec.transport is Transport.SSE:
@@ -267,8 +267,8 @@ def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]
 def _contract(server: Any) -> dict[str, Any] | None:
     """The release contract, read with `appsdk check`'s in-memory collector (runs the app's lifespan once
     more; no tool is called), so each reload can say what a change does to a published app."""
-    from appsdk_cli.checks.inmemory import collect
     from appsdk_cli.contract.record import record
+    from appsdk_cli.snapshot.inmemory import collect
 
     try:
         snapshot = asyncio.run(collect(server, description="", timeout=10.0, call_tools=False, step=lambda _: None))

@@ -1,6 +1,6 @@
 """PATH mode, the child side: import the app, talk to it in memory with `mcp.Client`, write a Snapshot.
 
-Runs in its own process (started by checks/local.py) so that the app's imports, globals, logging and
+Runs in its own process (started by snapshot/local.py) so that the app's imports, globals, logging and
 any crash stay out of appsdk, and no port is opened. The protocol with the parent:
 
 - argv[1] is a JSON request: {project, module, attribute, result, progress, timeout, call_tools}.
@@ -24,8 +24,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from appsdk_cli.checks.model import Snapshot
-from appsdk_cli.checks.plan import tools_to_call, uris_to_read
+from appsdk_cli.snapshot.model import Snapshot
+from appsdk_cli.snapshot.plan import tools_to_call, uris_to_read
 
 
 class LoadProblem(Exception):
@@ -194,7 +194,7 @@ def run(request: dict[str, Any], progress: TextIO) -> dict[str, Any]:
     from mcp.server.mcpserver import MCPServer
 
     if isinstance(server, MCPServer):
-        from appsdk_cli.devserver.crashes import report_tool_crashes
+        from appsdk_cli.snapshot.crashes import report_tool_crashes
 
         # As under appsdk dev: a crashed tool's result carries what it raised, for APPS404 to name.
         report_tool_crashes(server, project, lambda crash: None)
