@@ -220,8 +220,8 @@ def test_unreachable_url_is_one_line_exit_1():
         ),
         ("from mcp.server.mcpserver import MCPServer\nmcp = MCPServer(\n", "server.py:2: SyntaxError"),
         ("raise RuntimeError('DATABASE_URL is not set')\n", "server.py:1: RuntimeError: DATABASE_URL is not set"),
-        ("app = 'not a server'\n", "server.py has no 'mcp'"),
-        ("mcp = 'not a server'\n", "server:mcp is a str, not an mcp MCPServer"),
+        ("app = 'not a server'\n", "server.py has no attribute 'mcp'"),
+        ("mcp = 'not a server'\n", "server:mcp is a str, not an MCPServer"),
     ],
     ids=["missing-dependency", "syntax-error", "raises", "no-attribute", "wrong-type"],
 )

@@ -48,6 +48,7 @@ def collect_path(app: AppTarget, *, timeout: float, call_tools: bool = True) -> 
             "project": str(app.project),
             "module": app.module,
             "attribute": app.attribute,
+            "target": app.describe(),
             "result": str(result),
             "progress": str(progress),
             "timeout": timeout,
