@@ -245,7 +245,7 @@ def misplaced_widget_keys(tool: dict[str, Any]) -> list[str]:
     return found
 
 
-# --- a tool crash, as `appsdk dev` reports it beside the result (devserver/crashes.py writes it) ---
+# --- a tool crash, as `appsdk dev` reports it beside the result (snapshot/crashes.py writes it) ---
 
 TOOL_CRASH = "appsdk/crash"  # appsdk's own result _meta key; only `appsdk dev`, only to loopback callers
 

@@ -522,7 +522,8 @@ def test_check_accepts_an_authorization_server_with_cimd_and_no_registration(loo
 
 
 def test_a_tool_that_only_needs_sign_in_is_not_told_to_succeed_with_no_arguments():
-    from appsdk_cli.checks import Snapshot, run_rules
+    from appsdk_cli.checks import run_rules
+    from appsdk_cli.snapshot import Snapshot
 
     tools = [
         {"name": name, "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}

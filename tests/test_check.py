@@ -220,8 +220,8 @@ def test_unreachable_url_is_one_line_exit_1():
         ),
         ("from mcp.server.mcpserver import MCPServer\nmcp = MCPServer(\n", "server.py:2: SyntaxError"),
         ("raise RuntimeError('DATABASE_URL is not set')\n", "server.py:1: RuntimeError: DATABASE_URL is not set"),
-        ("app = 'not a server'\n", "server.py has no 'mcp'"),
-        ("mcp = 'not a server'\n", "server:mcp is a str, not an mcp MCPServer"),
+        ("app = 'not a server'\n", "server.py has no attribute 'mcp'"),
+        ("mcp = 'not a server'\n", "server:mcp is a str, not an MCPServer"),
     ],
     ids=["missing-dependency", "syntax-error", "raises", "no-attribute", "wrong-type"],
 )
@@ -341,7 +341,8 @@ def test_the_rules_page_documents_every_rule_as_it_is():
 
 def test_rules_run_without_the_cli_and_with_no_csp_every_outside_origin_counts():
     """The capability on its own: a Snapshot in, findings out. No CSP declared blocks every outside origin."""
-    from appsdk_cli.checks import Snapshot, run_rules
+    from appsdk_cli.checks import run_rules
+    from appsdk_cli.snapshot import Snapshot
 
     uri = "ui://widget/w.html"
     snapshot = Snapshot(

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from appsdk_cli.appmeta import Bridge, tool_meta
-from appsdk_cli.checks import Snapshot, run_rules
+from appsdk_cli.checks import run_rules
 from appsdk_cli.checks.csp import domain_problem
 from appsdk_cli.checks.htmlscan import relative_assets
+from appsdk_cli.snapshot import Snapshot
 
 URI = "ui://widget/w.html"
 GOOD_WIDGET_META = {

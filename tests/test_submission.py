@@ -14,9 +14,9 @@ import pytest
 from conftest import REPO, RunningServer, appsdk, free_port, serve, serve_project, stop
 
 from appsdk_cli.checks import run_rules
-from appsdk_cli.checks.model import Snapshot
 from appsdk_cli.checks.submission import RULES, check, is_public_https, url_findings, with_submission
 from appsdk_cli.scaffold import scaffold
+from appsdk_cli.snapshot import Snapshot
 
 FIXTURES = REPO / "tests" / "fixtures" / "submission"
 SUBMISSION_RULES = [

@@ -1,6 +1,7 @@
-"""`appsdk check`'s capability: collect what a server sends, run every rule family, return a report.
+"""`appsdk check`'s capability: run every rule family over what a server sends, return a report.
 
-Drivable without the CLI:
+What a server sends is read by snapshot/ (live, or the app imported in a child process); the rules
+only judge it. Drivable without the CLI:
 
     from appsdk_cli.checks import check_path, check_live
     report = check_path(Path("book-club"))          # imports the app in a child process
@@ -12,17 +13,17 @@ Rule families, one module each (the digit after APPS): 1 links.py, 2 widgets.py,
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from appsdk_cli.checks import auth, csp, eras, links, outputs, schemas, tools, widgets
-from appsdk_cli.checks.model import CheckReport, Finding, Rule, Severity, Snapshot
+from appsdk_cli.checks.model import CheckReport, Finding, Rule, Severity
+from appsdk_cli.snapshot.model import Snapshot
 
 if TYPE_CHECKING:
     from appsdk_cli.remote import Target
+    from appsdk_cli.snapshot.source import Source
 
 __all__ = [
     "RULES",
@@ -30,12 +31,9 @@ __all__ = [
     "Finding",
     "Rule",
     "Severity",
-    "Snapshot",
     "check_live",
     "check_path",
     "check_source",
-    "choose_source",
-    "collect_source",
     "run_rules",
 ]
 
@@ -76,12 +74,10 @@ def check_path(
     The app is [tool.appsdk] app (default server:mcp); `module` names another file of the project
     (`appsdk check other.py`), whose server object is then expected as `mcp`.
     """
-    from appsdk_cli.checks.local import collect_path
-    from appsdk_cli.project import AppTarget, app_target
+    from appsdk_cli.snapshot.local import collect_path
+    from appsdk_cli.snapshot.source import path_app
 
-    app = app_target(project)
-    if module and module != app.module:
-        app = AppTarget(app.project, module, "mcp", None)
+    app = path_app(project, module)
     return run_rules(collect_path(app, timeout=timeout, call_tools=call_tools), strict=strict, project=app.project)
 
 
@@ -89,71 +85,9 @@ def check_live(
     target: Target, *, call_tools: bool = True, strict: bool = False, project: Path | None = None
 ) -> CheckReport:
     """Live mode: check what a running server really sends (and, for this project's `appsdk dev`, its files)."""
-    from appsdk_cli.checks.live import collect_live
+    from appsdk_cli.snapshot.live import collect_live
 
     return run_rules(collect_live(target, call_tools=call_tools), strict=strict, project=project)
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where a check looks: a running server (live) or a project imported in memory (path)."""
-
-    mode: str  # "live" or "path"
-    target: Target | None = None
-    project: Path | None = None
-    app: str | None = None  # module:attr override, when PATH names a .py file
-
-
-def choose_source(
-    path: Path | None,
-    url: str | None,
-    *,
-    timeout: float,
-    cwd: Path | None = None,
-    token: str | None = None,
-    protocol: str = "auto",
-) -> Source:
-    """--url or PATH when given; else $APPSDK_URL, else this project's running `appsdk dev` (live);
-    else PATH mode on the current folder. The same order as `appsdk call`, with PATH mode in place
-    of the default URL: code on disk is a better guess than a server that may not be running."""
-    from appsdk_cli.errors import UsageError
-    from appsdk_cli.project import check_server_url, find_dev_state, find_project
-    from appsdk_cli.remote import Target
-
-    if path is not None and url:
-        raise UsageError("give either PATH (check the code) or --url (check a running server), not both")
-    if token is not None and path is not None:
-        raise UsageError("--token goes with a running server (--url), not with PATH")
-    if url:
-        return Source(
-            "live",
-            target=Target(url=check_server_url(url), source="--url", timeout=timeout, token=token, protocol=protocol),
-        )
-    if path is not None:
-        if path.is_file() and path.suffix == ".py":
-            return Source("path", project=path.resolve().parent, app=path.stem)
-        return Source("path", project=find_project(path))
-    from_env = os.environ.get("APPSDK_URL")
-    if from_env:
-        return Source(
-            "live",
-            target=Target(
-                url=check_server_url(from_env, "$APPSDK_URL"),
-                source="APPSDK_URL",
-                timeout=timeout,
-                token=token,
-                protocol=protocol,
-            ),
-        )
-    here = cwd or Path.cwd()
-    state = find_dev_state(here)
-    if state is not None:
-        return Source(
-            "live",
-            target=Target(url=state.url, source=".appsdk/dev.json", timeout=timeout, token=token, protocol=protocol),
-            project=find_project(here),
-        )
-    return Source("path", project=find_project(here))
 
 
 def check_source(source: Source, *, timeout: float, call_tools: bool = True, strict: bool = False) -> CheckReport:
@@ -162,20 +96,3 @@ def check_source(source: Source, *, timeout: float, call_tools: bool = True, str
         return check_live(source.target, call_tools=call_tools, strict=strict, project=source.project)
     assert source.project is not None
     return check_path(source.project, timeout=timeout, call_tools=call_tools, strict=strict, module=source.app)
-
-
-def collect_source(source: Source, *, timeout: float, call_tools: bool = True) -> Snapshot:
-    """The Snapshot alone, no rules run (what `appsdk snapshot` records)."""
-    if source.mode == "live":
-        from appsdk_cli.checks.live import collect_live
-
-        assert source.target is not None
-        return collect_live(source.target, call_tools=call_tools)
-    from appsdk_cli.checks.local import collect_path
-    from appsdk_cli.project import AppTarget, app_target
-
-    assert source.project is not None
-    app = app_target(source.project)
-    if source.app and source.app != app.module:
-        app = AppTarget(app.project, source.app, "mcp", None)
-    return collect_path(app, timeout=timeout, call_tools=call_tools)

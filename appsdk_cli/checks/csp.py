@@ -14,8 +14,9 @@ from appsdk_cli.appmeta import (
 )
 from appsdk_cli.checks.htmlscan import allowed_by as origin_allowed
 from appsdk_cli.checks.htmlscan import outside_loads
-from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, resource_target, tool_target
+from appsdk_cli.checks.model import Finding, Rule, Severity, resource_target, tool_target
 from appsdk_cli.checks.widgets import widgets
+from appsdk_cli.snapshot.model import Snapshot
 
 CSP_ON_TOOL = Rule(
     "APPS501",

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, tool_target
+from appsdk_cli.checks.model import Finding, Rule, Severity, tool_target
+from appsdk_cli.snapshot.model import Snapshot
 
 SERVER = "server"
 

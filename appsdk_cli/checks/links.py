@@ -6,7 +6,8 @@ import difflib
 from collections.abc import Iterator
 
 from appsdk_cli.appmeta import DEPRECATED_RESOURCE_URI, OUTPUT_TEMPLATE, tool_meta
-from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, tool_target
+from appsdk_cli.checks.model import Finding, Rule, Severity, tool_target
+from appsdk_cli.snapshot.model import Snapshot
 
 TEMPLATE_MISSING = Rule(
     "APPS101",

@@ -6,8 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from appsdk_cli.appmeta import tool_crash
-from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, tool_target
+from appsdk_cli.checks.model import Finding, Rule, Severity, tool_target
 from appsdk_cli.checks.schemas import instance_problem, schema_problem
+from appsdk_cli.snapshot.model import Snapshot
 
 STRUCTURED_WITHOUT_SCHEMA = Rule(
     "APPS401",

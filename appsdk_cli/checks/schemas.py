@@ -10,7 +10,8 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, resource_target, tool_target
+from appsdk_cli.checks.model import Finding, Rule, Severity, resource_target, tool_target
+from appsdk_cli.snapshot.model import Snapshot
 
 INPUT_SCHEMA_INVALID = Rule(
     "APPS601",

@@ -20,8 +20,9 @@ from urllib.parse import urljoin, urlsplit
 from appsdk_cli.appmeta import OPENAI_CSP_KEYS, OPENAI_WIDGET_DOMAIN, UI_CSP_KEYS, tool_meta
 from appsdk_cli.checks import csp as base_csp
 from appsdk_cli.checks import tools as base_tools
-from appsdk_cli.checks.model import CheckReport, Finding, Rule, Severity, Snapshot, resource_target, tool_target
+from appsdk_cli.checks.model import CheckReport, Finding, Rule, Severity, resource_target, tool_target
 from appsdk_cli.checks.widgets import widgets
+from appsdk_cli.snapshot.model import Snapshot
 
 SUBMISSION_PAGE = "OpenAI Apps SDK, Deploy › Submit your app (developers.openai.com/apps-sdk/deploy/submission)"
 SCAN_TOOLS = f'the submission form\'s "Scan Tools" step ({SUBMISSION_PAGE})'

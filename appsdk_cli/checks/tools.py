@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from appsdk_cli.appmeta import INVOKED, INVOKING, OPENAI_VISIBILITY, tool_meta
-from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, tool_target
+from appsdk_cli.checks.model import Finding, Rule, Severity, tool_target
+from appsdk_cli.snapshot.model import Snapshot
 
 STATUS_TEXT_LIMIT = 64
 

@@ -14,8 +14,9 @@ from typing import Any
 
 from appsdk_cli.appmeta import WIDGET_MIME_TYPES
 from appsdk_cli.checks.htmlscan import OutsideLoad, RelativeAsset, dev_server_loads, relative_assets
-from appsdk_cli.checks.model import Finding, Rule, Severity, Snapshot, resource_target
-from appsdk_cli.checks.plan import is_widget_candidate, referenced_uris
+from appsdk_cli.checks.model import Finding, Rule, Severity, resource_target
+from appsdk_cli.snapshot.model import Snapshot
+from appsdk_cli.snapshot.plan import is_widget_candidate, referenced_uris
 
 MCP_APP_MIME, SKYBRIDGE_MIME = WIDGET_MIME_TYPES
 

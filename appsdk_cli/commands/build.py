@@ -33,10 +33,10 @@ def types(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Write web/src/tools.gen.ts: TypeScript types of every tool's result (outputSchema) and arguments."""
-    from appsdk_cli.checks.local import collect_path
     from appsdk_cli.errors import AppsdkError
     from appsdk_cli.project import app_target
     from appsdk_cli.render.build import types_result
+    from appsdk_cli.snapshot.local import collect_path
     from appsdk_cli.web.types import GENERATED, typescript, write_types
 
     project, web = _widget_project(path)

@@ -50,9 +50,9 @@ def snapshot(
     Exit codes: 0 recorded; 1 the server is unreachable, the app failed to import, or the file could
     not be written; 2 the command line is wrong.
     """
-    from appsdk_cli.checks import choose_source
     from appsdk_cli.contract import dumps, snapshot_contract
     from appsdk_cli.render.contract import snapshot_written
+    from appsdk_cli.snapshot.source import choose_source
 
     source = choose_source(path, url, timeout=timeout, token=token)
     contract = snapshot_contract(source, timeout=timeout)
@@ -87,9 +87,9 @@ def check_against(
     against: Path, path: Path | None, url: str | None, *, timeout: float, token: str | None, strict: bool, as_json: bool
 ) -> None:
     """`appsdk check --against FILE`: classify every change since the contract was recorded."""
-    from appsdk_cli.checks import choose_source
     from appsdk_cli.contract import diff_against
     from appsdk_cli.render.contract import contract_report
+    from appsdk_cli.snapshot.source import choose_source
 
     source = choose_source(path, url, timeout=timeout, token=token)
     diff = diff_against(against, source, timeout=timeout, strict=strict)

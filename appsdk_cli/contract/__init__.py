@@ -6,7 +6,7 @@ Drivable without the CLI:
     contract = snapshot_contract(source, timeout=30)      # a dict; record.dumps(contract) is the file
     diff = diff_against(Path("appsdk.contract.json"), source, timeout=30)
 
-The Snapshot comes from `appsdk check`'s collectors (live, or the app imported in a child process);
+The Snapshot comes from snapshot/'s collectors (live, or the app imported in a child process);
 no tool is called. Modules: record.py (the file), compare.py (the classes), schemas.py (JSON Schema
 compatibility).
 """
@@ -20,7 +20,8 @@ from appsdk_cli.contract.compare import Change, ContractDiff, Impact, compare
 from appsdk_cli.contract.record import DEFAULT_FILE, dumps, load, record
 
 if TYPE_CHECKING:
-    from appsdk_cli.checks import Snapshot, Source
+    from appsdk_cli.snapshot.model import Snapshot
+    from appsdk_cli.snapshot.source import Source
 
 __all__ = [
     "DEFAULT_FILE",
@@ -39,8 +40,8 @@ __all__ = [
 
 def collect(source: Source, *, timeout: float) -> Snapshot:
     """What the server sends, without calling a tool; a server that wants sign-in is an error here."""
-    from appsdk_cli.checks import collect_source
     from appsdk_cli.errors import AppsdkError
+    from appsdk_cli.snapshot.source import collect_source
 
     snapshot = collect_source(source, timeout=timeout, call_tools=False)
     if snapshot.auth.get("signInRequired"):

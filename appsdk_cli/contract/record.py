@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from appsdk_cli.appmeta import OPENAI_WIDGET_CSP, OPENAI_WIDGET_DOMAIN, host_read_meta, resource_meta, widget_csp
-from appsdk_cli.checks.model import Snapshot
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.snapshot.model import Snapshot
 
 FORMAT = 1
 FORMAT_KEY = "appsdkContract"

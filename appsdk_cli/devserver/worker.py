@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import ctypes
 import hashlib
-import importlib
 import json
 import logging
 import os
@@ -41,6 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from appsdk_cli.devserver.events import Transport
+from appsdk_cli.snapshot.loader import TargetMissing, describe_failure, import_server
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -73,10 +73,6 @@ class WorkerSpec:
     auth_server: bool = False
     # Set in the worker's environment before the app is imported (the dev authorization server's settings).
     environment: tuple[tuple[str, str], ...] = ()
-
-
-class TargetMissing(Exception):
-    """The module or attribute named by the app target does not exist (not a bug inside the app)."""
 
 
 @dataclass
@@ -229,30 +225,17 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
 def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]], None] | None = None) -> LoadedApp:
     """Import the target and build its ASGI app; TargetMissing when the target itself is not there.
 
-    `on_crash` gets each tool crash (devserver/crashes.py), which the supervisor shows in a few lines.
+    `on_crash` gets each tool crash (snapshot/crashes.py), which the supervisor shows in a few lines.
     """
-    sys.path.insert(0, str(spec.project))
-    try:
-        module = importlib.import_module(spec.module)
-    except ModuleNotFoundError as problem:
-        if problem.name and (spec.module == problem.name or spec.module.startswith(problem.name + ".")):
-            raise TargetMissing(
-                f"no module {spec.module!r} in {spec.project} (looked for {spec.target}); "
-                'set [tool.appsdk] app = "module:attribute" in pyproject.toml'
-            ) from None
-        raise
-    if not hasattr(module, spec.attribute):
-        raise TargetMissing(
-            f"module {spec.module!r} has no attribute {spec.attribute!r} (looked for {spec.target}); "
-            'set [tool.appsdk] app = "module:attribute" in pyproject.toml'
-        )
-    server = getattr(module, spec.attribute)
+    server = import_server(spec.project, spec.module, spec.attribute, spec.target)
     if not isinstance(server, MCPServer):
+        # Serving needs what only MCPServer has (sse_app, the tool list, the crash report).
         raise TargetMissing(
-            f"{spec.module}:{spec.attribute} is a {type(server).__name__}, not an MCPServer (looked for {spec.target})"
+            f"{spec.module}:{spec.attribute} is a low-level mcp Server; appsdk dev serves an MCPServer "
+            "(mcp.server.mcpserver)"
         )
     if on_crash is not None:
-        from appsdk_cli.devserver.crashes import report_tool_crashes
+        from appsdk_cli.snapshot.crashes import report_tool_crashes
 
         report_tool_crashes(server, spec.project, on_crash)
     if spec.transport is Transport.SSE:
@@ -269,8 +252,8 @@ def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]
 def _contract(server: Any) -> dict[str, Any] | None:
     """The release contract, read with `appsdk check`'s in-memory collector (runs the app's lifespan once
     more; no tool is called), so each reload can say what a change does to a published app."""
-    from appsdk_cli.checks.inmemory import collect
     from appsdk_cli.contract.record import record
+    from appsdk_cli.snapshot.inmemory import collect
 
     try:
         snapshot = asyncio.run(collect(server, description="", timeout=10.0, call_tools=False, step=lambda _: None))
@@ -289,21 +272,6 @@ async def _tool_fingerprints(server: Any) -> dict[str, str]:
     return fingerprints
 
 
-def describe_failure(problem: BaseException, project: Path) -> str:
-    """One line: the exception and where in the user's files it happened."""
-    name = type(problem).__name__
-    if isinstance(problem, SyntaxError):
-        where = f" ({_relative(problem.filename, project)} line {problem.lineno})" if problem.filename else ""
-        return f"{name}: {problem.msg}{where}"
-    location = ""
-    for frame in reversed(traceback.extract_tb(problem.__traceback__)):
-        if _inside(frame.filename, project):
-            location = f" ({_relative(frame.filename, project)} line {frame.lineno})"
-            break
-    text = str(problem).splitlines()[0] if str(problem) else ""
-    return f"{name}: {text}{location}" if text else f"{name}{location}"
-
-
 def user_traceback(problem: BaseException) -> str:
     """The traceback without our own and importlib's frames: the user's code is what they need to see."""
     here = str(Path(__file__).resolve().parent.parent)
@@ -315,21 +283,6 @@ def user_traceback(problem: BaseException) -> str:
     ]
     lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)] if frames else []
     return "".join([*lines, *traceback.format_exception_only(type(problem), problem)])
-
-
-def _inside(filename: str, project: Path) -> bool:
-    try:
-        Path(filename).resolve().relative_to(project)
-    except (ValueError, OSError):
-        return False
-    return True
-
-
-def _relative(filename: str, project: Path) -> str:
-    try:
-        return str(Path(filename).resolve().relative_to(project))
-    except (ValueError, OSError):
-        return filename
 
 
 def _apply_message(message: dict[str, Any], security: Any) -> None:

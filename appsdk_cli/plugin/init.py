@@ -79,10 +79,10 @@ def _project_table(root: Path) -> dict[str, Any]:
 def _server_snapshot(root: Path, server_url: str | None, timeout: float) -> tuple[Any, str]:
     """What the server lists (no tool is called): --server, else the app imported in memory (it sees every
     tool even when the app signs users in), else the project's running `appsdk dev`."""
-    from appsdk_cli.checks.live import collect_live
-    from appsdk_cli.checks.local import collect_path
     from appsdk_cli.project import app_target, find_dev_state
     from appsdk_cli.remote import Target
+    from appsdk_cli.snapshot.live import collect_live
+    from appsdk_cli.snapshot.local import collect_path
 
     if server_url is not None:
         return collect_live(Target(url=server_url, source="--server", timeout=timeout), call_tools=False), server_url

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
-from appsdk_cli.checks.model import CheckReport, Finding, Rule, Severity, Snapshot
+from appsdk_cli.checks.model import CheckReport, Finding, Rule, Severity
 from appsdk_cli.plugin import images
 from appsdk_cli.plugin.manifest import (
     AGENT_FIELDS,
@@ -27,6 +27,7 @@ from appsdk_cli.plugin.manifest import (
     marketplace_files,
     read_json_object,
 )
+from appsdk_cli.snapshot.model import Snapshot
 
 E, W = Severity.ERROR, Severity.WARNING
 LOADER = "Codex's plugin loader (openai/codex core-plugins)"

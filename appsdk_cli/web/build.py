@@ -79,8 +79,8 @@ class BuildResult:
 
 def generate_types(project: Path, web: Path, timeout: float = 60.0) -> TypesResult:
     """web/src/tools.gen.ts from the app's tools, read in memory in a child (as `appsdk check` does)."""
-    from appsdk_cli.checks.local import collect_path
     from appsdk_cli.project import app_target
+    from appsdk_cli.snapshot.local import collect_path
 
     snapshot = collect_path(app_target(project), timeout=timeout, call_tools=False)
     return write_types(web, snapshot.tools)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from appsdk_cli.checks.model import Snapshot
-from appsdk_cli.checks.plan import tools_to_call, uris_to_read
 from appsdk_cli.client import AuthRequired, ProtocolError
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.remote import Target, session
+from appsdk_cli.snapshot.model import Snapshot
+from appsdk_cli.snapshot.plan import tools_to_call, uris_to_read
 
 
 def collect_live(target: Target, *, call_tools: bool = True) -> Snapshot:

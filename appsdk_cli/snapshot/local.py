@@ -1,4 +1,4 @@
-"""PATH mode, the parent side: run checks/inmemory.py in a child process and read back its Snapshot.
+"""PATH mode, the parent side: run snapshot/inmemory.py in a child process and read back its Snapshot.
 
 A child, not an import into appsdk: the app's module-level code (logging setup, globals, a stray
 `mcp.run()`) cannot disturb appsdk, a crash is contained, and a hang can be killed. No port is opened.
@@ -16,17 +16,17 @@ import time
 from pathlib import Path
 
 import appsdk_cli
-from appsdk_cli.checks.model import Snapshot
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.proctree import TailReader, kill_tree
 from appsdk_cli.project import AppTarget
+from appsdk_cli.snapshot.model import Snapshot
 
 # What --verbose can show of the app's own output (prints, logs, a traceback): its last 64 kB.
 OUTPUT_KEPT_BYTES = 64 * 1024
 
 # `-c` puts the project folder (the child's cwd) first on sys.path; appsdk itself is appended so a
 # source checkout works too, after anything the app would import.
-_BOOTSTRAP = "import sys; sys.path.append({root!r}); from appsdk_cli.checks.inmemory import main; main()"
+_BOOTSTRAP = "import sys; sys.path.append({root!r}); from appsdk_cli.snapshot.inmemory import main; main()"
 
 
 def _last_step(progress: Path) -> str:
@@ -48,6 +48,7 @@ def collect_path(app: AppTarget, *, timeout: float, call_tools: bool = True) -> 
             "project": str(app.project),
             "module": app.module,
             "attribute": app.attribute,
+            "target": app.describe(),
             "result": str(result),
             "progress": str(progress),
             "timeout": timeout,

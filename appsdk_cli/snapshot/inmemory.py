@@ -1,14 +1,14 @@
 """PATH mode, the child side: import the app, talk to it in memory with `mcp.Client`, write a Snapshot.
 
-Runs in its own process (started by checks/local.py) so that the app's imports, globals, logging and
+Runs in its own process (started by snapshot/local.py) so that the app's imports, globals, logging and
 any crash stay out of appsdk, and no port is opened. The protocol with the parent:
 
-- argv[1] is a JSON request: {project, module, attribute, result, progress, timeout, call_tools}.
+- argv[1] is a JSON request: {project, module, attribute, target, result, progress, timeout, call_tools}.
 - Before each step the child appends one line to the `progress` file ("importing server", "calling
   tool list-books"); the parent kills a child whose progress stalls longer than `timeout` and names
   that step.
 - At the end the child writes the `result` file: {"ok": true, "snapshot": {...}} or
-  {"ok": false, "error": "one line"} (an import failure naming the file and line).
+  {"ok": false, "error": "one line"} (an import failure: snapshot/loader.py's line, as `appsdk dev` says it).
 
 stdout and stderr belong to the app (prints, logs); the parent keeps them only for --verbose.
 """
@@ -24,73 +24,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from appsdk_cli.checks.model import Snapshot
-from appsdk_cli.checks.plan import tools_to_call, uris_to_read
-
-
-class LoadProblem(Exception):
-    """The app could not be imported or is not a server: the one line for the user."""
-
-
-def _where(path: str, project: Path) -> str:
-    """A file as the user knows it: relative to the project when inside it."""
-    try:
-        return str(Path(path).resolve().relative_to(project))
-    except ValueError:
-        return path
-
-
-def _leaf(error: BaseException) -> BaseException:
-    """The first real exception inside (nested) exception groups, which anyio task groups raise."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    return error
-
-
-def _first_line(error: BaseException) -> str:
-    error = _leaf(error)
-    text = str(error).strip()
-    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
-
-
-def describe_import_failure(error: BaseException, module: str, project: Path) -> str:
-    if isinstance(error, ModuleNotFoundError) and error.name == module.split(".")[0]:
-        return f"no module {module!r} in {project}: is this the app's folder? (or set [tool.appsdk] app)"
-    if isinstance(error, SyntaxError) and error.filename:
-        return f"{_where(error.filename, project)}:{error.lineno}: SyntaxError: {error.msg}"
-    # The deepest frame in the project's own code says where to look; library frames do not.
-    frames = traceback.extract_tb(error.__traceback__)
-    inside = [
-        f
-        for f in frames
-        if Path(f.filename).resolve().is_relative_to(project)
-        and not any(part in ("site-packages", ".venv", "venv") for part in Path(f.filename).parts)
-    ]
-    if inside:
-        frame = inside[-1]
-        return f"{_where(frame.filename, project)}:{frame.lineno}: {_first_line(error)}"
-    return _first_line(error)
-
-
-def load_server(project: Path, module: str, attribute: str) -> Any:
-    import importlib
-
-    try:
-        loaded = importlib.import_module(module)
-    except (Exception, SystemExit) as error:
-        why = describe_import_failure(error, module, project)
-        raise LoadProblem(f"cannot import the app {module}:{attribute}: {why}") from None
-    if not hasattr(loaded, attribute):
-        where = _where(getattr(loaded, "__file__", None) or module, project)
-        raise LoadProblem(f'{where} has no {attribute!r}: point [tool.appsdk] app = "{module}:NAME" at the server')
-    server = getattr(loaded, attribute)
-
-    from mcp.server import Server
-    from mcp.server.mcpserver import MCPServer
-
-    if not isinstance(server, MCPServer | Server):
-        raise LoadProblem(f"{module}:{attribute} is a {type(server).__name__}, not an mcp MCPServer or Server")
-    return server
+from appsdk_cli.snapshot.loader import TargetMissing, failure_line, first_line, import_server, leaf
+from appsdk_cli.snapshot.model import Snapshot
+from appsdk_cli.snapshot.plan import tools_to_call, uris_to_read
 
 
 def _wire(model: Any) -> dict[str, Any]:
@@ -184,17 +120,19 @@ def run(request: dict[str, Any], progress: TextIO) -> dict[str, Any]:
 
     # The app sees itself run from its own folder, importable as a top-level module.
     os.chdir(project)
-    sys.path.insert(0, str(project))
     sys.argv = [str(project / f"{module.replace('.', '/')}.py")]
     step(f"importing {module}:{attribute}")
     try:
-        server = load_server(project, module, attribute)
-    except LoadProblem as problem:
+        server = import_server(project, module, attribute, request.get("target") or f"{module}:{attribute}")
+    except TargetMissing as problem:
         return {"ok": False, "error": str(problem)}
+    except (Exception, SystemExit) as problem:  # a broken app raises anything at import
+        traceback.print_exc()  # into the child's log, shown with --verbose
+        return {"ok": False, "error": failure_line(problem, project)}
     from mcp.server.mcpserver import MCPServer
 
     if isinstance(server, MCPServer):
-        from appsdk_cli.devserver.crashes import report_tool_crashes
+        from appsdk_cli.snapshot.crashes import report_tool_crashes
 
         # As under appsdk dev: a crashed tool's result carries what it raised, for APPS404 to name.
         report_tool_crashes(server, project, lambda crash: None)
@@ -210,10 +148,10 @@ def run(request: dict[str, Any], progress: TextIO) -> dict[str, Any]:
         )
     except Exception as error:
         traceback.print_exc()  # into the child's log, shown with --verbose
-        leaf = _leaf(error)
-        if isinstance(leaf, TimeoutError):
+        cause = leaf(error)
+        if isinstance(cause, TimeoutError):
             return {"ok": False, "error": f"{steps[-1]} did not finish within {request['timeout']:g} s"}
-        return {"ok": False, "error": f"{steps[-1]} failed: {_first_line(leaf)}"}
+        return {"ok": False, "error": f"{steps[-1]} failed: {first_line(cause)}"}
     step("done")
     return {"ok": True, "snapshot": snapshot.as_json()}
 
@@ -224,7 +162,7 @@ def main() -> None:
         try:
             outcome = run(request, progress)
         except Exception as error:
-            outcome = {"ok": False, "error": f"checking the app in memory failed: {_first_line(error)}"}
+            outcome = {"ok": False, "error": f"checking the app in memory failed: {first_line(error)}"}
             traceback.print_exc()
     # Written whole and renamed into place, so the parent never reads half a result.
     result = Path(request["result"])

@@ -1,0 +1,100 @@
+"""Where a server's Snapshot comes from: a running server (live) or the project's code (PATH), and
+the one order in which `appsdk check` and `appsdk snapshot` choose between them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from appsdk_cli.project import AppTarget
+    from appsdk_cli.remote import Target
+    from appsdk_cli.snapshot.model import Snapshot
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a check looks: a running server (live) or a project imported in memory (path)."""
+
+    mode: str  # "live" or "path"
+    target: Target | None = None
+    project: Path | None = None
+    app: str | None = None  # module:attr override, when PATH names a .py file
+
+
+def choose_source(
+    path: Path | None,
+    url: str | None,
+    *,
+    timeout: float,
+    cwd: Path | None = None,
+    token: str | None = None,
+    protocol: str = "auto",
+) -> Source:
+    """--url or PATH when given; else $APPSDK_URL, else this project's running `appsdk dev` (live);
+    else PATH mode on the current folder. The same order as `appsdk call`, with PATH mode in place
+    of the default URL: code on disk is a better guess than a server that may not be running."""
+    from appsdk_cli.errors import UsageError
+    from appsdk_cli.project import check_server_url, find_dev_state, find_project
+    from appsdk_cli.remote import Target
+
+    if path is not None and url:
+        raise UsageError("give either PATH (check the code) or --url (check a running server), not both")
+    if token is not None and path is not None:
+        raise UsageError("--token goes with a running server (--url), not with PATH")
+    if url:
+        return Source(
+            "live",
+            target=Target(url=check_server_url(url), source="--url", timeout=timeout, token=token, protocol=protocol),
+        )
+    if path is not None:
+        if path.is_file() and path.suffix == ".py":
+            return Source("path", project=path.resolve().parent, app=path.stem)
+        return Source("path", project=find_project(path))
+    from_env = os.environ.get("APPSDK_URL")
+    if from_env:
+        return Source(
+            "live",
+            target=Target(
+                url=check_server_url(from_env, "$APPSDK_URL"),
+                source="APPSDK_URL",
+                timeout=timeout,
+                token=token,
+                protocol=protocol,
+            ),
+        )
+    here = cwd or Path.cwd()
+    state = find_dev_state(here)
+    if state is not None:
+        return Source(
+            "live",
+            target=Target(url=state.url, source=".appsdk/dev.json", timeout=timeout, token=token, protocol=protocol),
+            project=find_project(here),
+        )
+    return Source("path", project=find_project(here))
+
+
+def collect_source(source: Source, *, timeout: float, call_tools: bool = True) -> Snapshot:
+    """The Snapshot alone, no rules run (what `appsdk snapshot` records)."""
+    if source.mode == "live":
+        from appsdk_cli.snapshot.live import collect_live
+
+        assert source.target is not None
+        return collect_live(source.target, call_tools=call_tools)
+    from appsdk_cli.snapshot.local import collect_path
+
+    assert source.project is not None
+    return collect_path(path_app(source.project, source.app), timeout=timeout, call_tools=call_tools)
+
+
+def path_app(project: Path, module: str | None = None) -> AppTarget:
+    """The app PATH mode imports: [tool.appsdk] app (default server:mcp); `module` names another file of
+    the project (`appsdk check other.py`), whose server object is then expected as `mcp`."""
+    from appsdk_cli.project import AppTarget, app_target
+
+    app = app_target(project)
+    if module and module != app.module:
+        app = AppTarget(app.project, module, "mcp", None)
+    return app
