@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from appsdk_cli.netloc import is_loopback_host
+
 if TYPE_CHECKING:
     from appsdk_cli.preview.csp import HostCsp
     from appsdk_cli.preview.server import PreviewServer
@@ -79,7 +81,7 @@ def vite_url_for(session: PreviewSession, template: WidgetTemplate) -> str | Non
         project, state = found
     url = state.extra.get(VITE_URL_KEY) if isinstance(state.extra, dict) else None
     parts = urlsplit(url) if isinstance(url, str) else None
-    if parts is None or parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "localhost"):
+    if parts is None or parts.scheme != "http" or not is_loopback_host(parts.hostname or ""):
         return None
     if SOURCE_MARK not in template.html:
         built = project / "web" / "dist" / "index.html"

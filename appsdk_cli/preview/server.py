@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, urlsplit
 from appsdk_cli import __version__
 from appsdk_cli.appmeta import Bridge, crash_hint, error_text, tool_crash, without_tool_crash
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.netloc import allowed_host_header, allowed_origin
 from appsdk_cli.preview import hostroutes
 from appsdk_cli.preview.devwidget import vite_page
 from appsdk_cli.preview.files import FileStore
@@ -373,7 +374,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _own_host(self) -> bool:
         # DNS-rebinding protection: only our own loopback names may address us.
         port = self.server.server_address[1]
-        return self.headers.get("Host", "") in (f"127.0.0.1:{port}", f"localhost:{port}")
+        return allowed_host_header(self.headers.get("Host", ""), port)
 
     def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
@@ -442,9 +443,8 @@ class _HostHandler(_Handler):
             return self._text(HTTPStatus.MISDIRECTED_REQUEST, "unknown Host")
         preview = self.server.preview
         # Only the host page may post: a page elsewhere in the user's browser must not call tools through us.
-        # The page may be opened as localhost as well as 127.0.0.1 (both are our own names, see _own_host).
-        own_origins = (preview.host_origin, f"http://localhost:{self.server.server_address[1]}")
-        if self.headers.get("Origin") not in own_origins:
+        # The page may be opened as localhost as well as 127.0.0.1 (netloc.allowed_origin: no other name).
+        if not allowed_origin(self.headers.get("Origin"), self.server.server_address[1]):
             return self._json(HTTPStatus.FORBIDDEN, {"error": {"message": "foreign Origin"}})
         if (self.headers.get("Content-Type") or "").split(";")[0].strip() != "application/json":
             return self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": {"message": "send application/json"}})
