@@ -237,25 +237,6 @@ def check_server_url(url: str, where: str = "--url") -> str:
     return url
 
 
-@dataclass(frozen=True)
-class ServerLocation:
-    url: str
-    source: str  # "--url", "APPSDK_URL", ".appsdk/dev.json" or "default"
-
-
-def resolve_server_url(url: str | None, cwd: Path | None = None) -> ServerLocation:
-    """--url, else $APPSDK_URL, else the running `appsdk dev` of this project, else the default."""
-    if url:
-        return ServerLocation(check_server_url(url), "--url")
-    from_env = os.environ.get("APPSDK_URL")
-    if from_env:
-        return ServerLocation(check_server_url(from_env, "$APPSDK_URL"), "APPSDK_URL")
-    state = find_dev_state(cwd or Path.cwd())
-    if state is not None:
-        return ServerLocation(state.url, ".appsdk/dev.json")
-    return ServerLocation(DEFAULT_URL, "default")
-
-
 def _process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -1,216 +1,22 @@
 """What `call`, `tools`, `resources` and `read` ask of a running server, as result objects.
 
-The capability behind those commands, usable without the CLI: find the server, check the request
-against what the server declares, send it, and hand back what came back for the renderers to show.
+The capability behind those commands, usable without the CLI: check the request against what the
+server declares, send it, and hand back what came back for the renderers to show. Which server, the
+session and the sign-in around it are connection.py's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from appsdk_cli.appmeta import ResourceMeta, ToolMeta, resource_meta, tool_meta
-from appsdk_cli.client import (
-    AUTO,
-    DEFAULT_TIMEOUT,
-    AuthRequired,
-    ConnectError,
-    Elicitor,
-    EraCache,
-    McpClient,
-    NotificationSink,
-    ProtocolError,
-    connect,
-    modern,
-    parse_bearer_challenge,
-)
+from appsdk_cli.client import AuthRequired, McpClient, ProtocolError, modern, parse_bearer_challenge
 from appsdk_cli.client.modern import HEADER_MISMATCH
 from appsdk_cli.client.toolcache import ToolCache, ToolList, cache_key
+from appsdk_cli.connection import Target, may_sign_in, signed_in, token_for
 from appsdk_cli.errors import UsageError
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Target:
-    """Which server to talk to, and how we picked it (said in error messages)."""
-
-    url: str | None = None
-    source: str = "--url"  # "--url", "APPSDK_URL", ".appsdk/dev.json", "default" or "--stdio"
-    stdio: str | None = None
-    timeout: float = DEFAULT_TIMEOUT
-    # A bearer token given by the caller (--token): sent as is, never replaced by a sign-in.
-    token: str | None = field(default=None, repr=False)
-    # Told about an interactive sign-in (the renderer); None: a 401 is an error, no browser opens.
-    sign_in: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
-    # Who appsdk is at the authorization server (--client-id): a pre-registered id or a CIMD URL.
-    client_id: str | None = None
-    # The protocol era (--protocol): "auto" negotiates, and remembers what each URL spoke in `eras`.
-    protocol: str = AUTO
-    eras: EraCache = field(default_factory=EraCache, repr=False, compare=False)
-    # Answers a server's questions (MRTR input_required, elicitation/create); None: they are refused.
-    elicit: Elicitor | None = field(default=None, repr=False, compare=False)
-    # Shown progress and log notifications of a call as they arrive; None: they are dropped.
-    notify: NotificationSink | None = field(default=None, repr=False, compare=False)
-    # Hears every MCP message of the session (--trace): a trace.Tracer, or any (direction, message) callable.
-    trace: Any = field(default=None, repr=False, compare=False)
-
-    @property
-    def description(self) -> str:
-        return f"`{self.stdio}` (stdio)" if self.stdio else f"{self.url}"
-
-
-def resolve_target(
-    url: str | None,
-    stdio: str | None,
-    *,
-    timeout: float = DEFAULT_TIMEOUT,
-    cwd: Path | None = None,
-    token: str | None = None,
-    sign_in: Callable[[str], None] | None = None,
-    client_id: str | None = None,
-    protocol: str = AUTO,
-    elicit: Elicitor | None = None,
-    notify: NotificationSink | None = None,
-    trace: Any = None,
-) -> Target:
-    """--stdio, else --url, else $APPSDK_URL, else the running `appsdk dev`, else the default URL."""
-    if url and stdio:
-        raise UsageError("give either --url or --stdio, not both")
-    if token is not None and not token.strip():
-        raise UsageError("--token is empty")
-    if client_id is not None and (not client_id.strip() or token is not None):
-        raise UsageError("--client-id is empty" if not client_id.strip() else "give either --token or --client-id")
-    if stdio is not None:
-        if token is not None:
-            raise UsageError("--token goes with an HTTP server, not --stdio")
-        return Target(
-            stdio=stdio, source="--stdio", timeout=timeout, protocol=protocol, elicit=elicit, notify=notify, trace=trace
-        )
-    from appsdk_cli.project import resolve_server_url
-
-    location = resolve_server_url(url, cwd)
-    return Target(
-        url=location.url,
-        source=location.source,
-        timeout=timeout,
-        token=token,
-        sign_in=sign_in,
-        protocol=protocol,
-        elicit=elicit,
-        notify=notify,
-        client_id=client_id,
-        trace=trace,
-    )
-
-
-_SOURCE_HINTS = {
-    "default": "the default; start the app (`appsdk dev` or `python server.py`) or pass --url",
-    "APPSDK_URL": "from $APPSDK_URL",
-    ".appsdk/dev.json": "the running `appsdk dev`, from .appsdk/dev.json",
-    "--url": "from --url",
-    "--stdio": "from --stdio",
-}
-
-
-def _may_sign_in(target: Target) -> bool:
-    return target.token is None and target.url is not None and target.sign_in is not None
-
-
-def _sign_in(target: Target, challenge: AuthRequired) -> str:
-    from appsdk_cli.auth import client as oauth
-
-    assert target.url is not None and target.sign_in is not None
-    return oauth.sign_in(
-        target.url,
-        resource_metadata=challenge.resource_metadata,
-        scope=challenge.scope,
-        timeout=target.timeout,
-        notify=target.sign_in,
-        client_id=target.client_id,
-    )
-
-
-@contextmanager
-def session(
-    target: Target, *, challenge: AuthRequired | None = None, sign_in_on_connect: bool = True
-) -> Iterator[McpClient]:
-    """A connected client; a server we cannot reach becomes one line that says where we looked and why.
-
-    A protected server gets the caller's --token, else the cached token for it; when it answers 401
-    (and the caller allows a sign-in) appsdk signs in, caches the tokens and connects again. `challenge`:
-    a request already asked for a sign-in (or for more scopes), so sign in for it first.
-    """
-    token = target.token
-    if challenge is not None and _may_sign_in(target):
-        token = _sign_in(target, challenge)
-    elif token is None and target.url is not None:
-        token = _cached_token(target)
-    for secret in (target.token, token):
-        if secret and hasattr(target.trace, "add_secret"):
-            target.trace.add_secret(secret)
-
-    try:
-        try:
-            client = _connected(target, token)
-        except AuthRequired as refused:
-            if not _may_sign_in(target):
-                if target.token is None:
-                    refused.message += "; sign in with `appsdk call` (it opens the browser) or pass --token"
-                raise
-            if challenge is not None or not sign_in_on_connect:
-                raise  # signed in just now and still refused, or the caller signs in: it decides
-            token = _sign_in(target, refused)
-            if hasattr(target.trace, "add_secret"):
-                target.trace.add_secret(token)
-            client = _connected(target, token)
-    except ConnectError as problem:
-        if target.url and target.source != "--url":
-            problem.message = f"{problem.message} ({_SOURCE_HINTS.get(target.source, f'from {target.source}')})"
-        raise
-    try:
-        yield client
-    finally:
-        client.transport.close()
-
-
-def _connected(target: Target, token: str | None) -> McpClient:
-    client = connect(
-        target.url,
-        stdio=target.stdio,
-        timeout=target.timeout,
-        token=token,
-        protocol=target.protocol,
-        eras=target.eras,
-        on_elicit=target.elicit,
-        on_notification=target.notify,
-        trace=target.trace,
-    )
-    return client.__enter__()  # the handshake; the transport is closed if it fails
-
-
-MAX_SIGN_INS = 3  # per command: a first sign-in, a step-up, and one more for a server that moves the goalposts
-
-
-def signed_in(target: Target, work: Callable[[McpClient], T]) -> T:
-    """Run `work` in a session; when a request in it asks for a sign-in (401) or more scopes (403
-    insufficient_scope), sign in and run it again. The same challenge twice is not retried: the server
-    would only ask again (a retry limit, as the MCP spec asks of clients)."""
-    seen: set[tuple[str | None, str | None]] = set()
-    challenge: AuthRequired | None = None
-    while True:
-        try:
-            with session(target, challenge=challenge, sign_in_on_connect=False) as client:
-                return work(client)
-        except AuthRequired as asked:
-            key = (asked.error, asked.scope)
-            if not _may_sign_in(target) or key in seen or len(seen) >= MAX_SIGN_INS:
-                raise
-            seen.add(key)
-            challenge = asked
 
 
 def close_matches(word: str, choices: list[str]) -> list[str]:
@@ -324,7 +130,7 @@ def call_tool(
             )
         if key and client.tools_changed:
             cache.forget(key)
-        scope = _relink_scope(result) if _may_sign_in(target) else None
+        scope = _relink_scope(result) if may_sign_in(target) else None
         if scope is not None and scope not in relinked:
             # The tool asked for more (insufficient_scope in `mcp/www_authenticate`): sign in again, as ChatGPT would.
             relinked.add(scope)
@@ -429,26 +235,8 @@ def list_tools(target: Target) -> ToolsOutcome:
     tools, era, dropped = signed_in(target, work)
     report = None
     if target.url:
-        report = probe_eras(target.url, timeout=target.timeout, token=_token_for(target), trace=target.trace)
+        report = probe_eras(target.url, timeout=target.timeout, token=token_for(target), trace=target.trace)
     return ToolsOutcome(target, tools, [tool_meta(t) for t in tools], era, report, dropped)
-
-
-def _token_for(target: Target) -> str | None:
-    if target.token is not None or target.url is None:
-        return target.token
-    return _cached_token(target)
-
-
-def _cached_token(target: Target) -> str | None:
-    """The cached sign-in for the target's server, refreshed if it has run out; None if there is none."""
-    from appsdk_cli.auth import tokens
-
-    assert target.url is not None
-    if not tokens.cache_path(target.url).exists():
-        return None  # most servers: no sign-in, and the OAuth client need not even load
-    from appsdk_cli.auth import client as oauth
-
-    return oauth.usable_token(target.url, timeout=target.timeout)
 
 
 @dataclass

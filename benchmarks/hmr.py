@@ -78,8 +78,8 @@ def main() -> None:
 
     from playwright.sync_api import sync_playwright
 
+    from appsdk_cli.connection import Target
     from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-    from appsdk_cli.remote import Target
 
     with tempfile.TemporaryDirectory(prefix="appsdk-hmr-") as scratch:
         started = time.monotonic()

@@ -191,3 +191,21 @@ def test_sse_multi_line_data_comments_and_ids():
         ("message", "no-space", "1"),
         ("other", "last, without a blank line", "1"),
     ]
+
+
+def test_the_client_never_imports_a_sign_in_strategy():
+    """client/ speaks MCP and raises AuthRequired; connection.py signs in around it (as httpx's auth flow
+    drives a transport). Imports inside functions count too."""
+    import ast
+
+    package = Path(lean.__file__).parent
+    upward = ("appsdk_cli.auth", "appsdk_cli.connection", "appsdk_cli.remote")
+    found = []
+    for path in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            found += [f"{path.name}: {name}" for name in names if name.startswith(upward)]
+    assert found == []

@@ -20,8 +20,8 @@ import pytest
 from conftest import RunningServer, pid_alive
 from preview_helpers import CHROMIUM, NEEDS_CHROMIUM, command_of, decode_png, luminance_stats, marked_pids
 
+from appsdk_cli.connection import Target
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-from appsdk_cli.remote import Target
 
 TITLES = ["Frankenstein", "Pride and Prejudice", "The Time Machine"]
 

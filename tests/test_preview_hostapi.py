@@ -18,11 +18,11 @@ from bridge_capture import BridgeRecorder, coverage, failures, validate
 from conftest import RunningServer, free_port, serve, stop
 from preview_helpers import NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS
 
+from appsdk_cli.connection import Target
 from appsdk_cli.host.files import FileStore, file_arguments
 from appsdk_cli.host.profiles import PROFILES
 from appsdk_cli.host.run import Run
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-from appsdk_cli.remote import Target
 
 FIXTURE = Path(__file__).parent / "fixtures" / "hostapi_app" / "server.py"
 pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")

@@ -22,9 +22,9 @@ from conftest import FIXTURES, RunningServer, free_port, serve, stop
 from preview_helpers import NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS
 
 from appsdk_cli.client import connect
+from appsdk_cli.connection import Target
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
 from appsdk_cli.preview.screenshot import jpeg_size, png_size
-from appsdk_cli.remote import Target
 
 pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
 pytestmark = [NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS]

@@ -249,8 +249,8 @@ def test_preview_renders_the_built_react_widget_in_both_themes(react_app: Path, 
         assert light.stat().st_size > 2000 and light.read_bytes() != dark.read_bytes()
         from playwright.sync_api import sync_playwright
 
+        from appsdk_cli.connection import Target
         from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-        from appsdk_cli.remote import Target
 
         for bridge_only in (False, True):
             preview = PreviewServer(prepare(Target(url=server.url), "list-books", []), PreviewOptions()).start()
@@ -321,9 +321,9 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
 ):
     from playwright.sync_api import sync_playwright
 
+    from appsdk_cli.connection import Target
     from appsdk_cli.host.devwidget import vite_url_for
     from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-    from appsdk_cli.remote import Target
 
     process, log, marker = dev_session
     state = json.loads((react_app / ".appsdk" / "dev.json").read_text())

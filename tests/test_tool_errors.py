@@ -131,8 +131,8 @@ def test_check_names_the_crash(failing: DevServer, mode: str):
 
 
 def test_preview_gives_the_widget_the_production_result_and_the_developer_the_hint(failing: DevServer):
+    from appsdk_cli.connection import Target
     from appsdk_cli.preview.prepare import prepare
-    from appsdk_cli.remote import Target
 
     session = prepare(Target(url=failing.url), "crash-widget", [])
     # As production sends it (in 2026-07-28 also resultType and the server's identity), minus appsdk's key.

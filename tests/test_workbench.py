@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 from conftest import RunningServer, free_port
 
-from appsdk_cli.remote import Target
+from appsdk_cli.connection import Target
 from appsdk_cli.scaffold import scaffold
 from appsdk_cli.workbench import Workbench
 from appsdk_cli.workbench.server import argument_problems

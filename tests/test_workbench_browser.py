@@ -21,7 +21,7 @@ import pytest
 from conftest import RunningServer, free_port, serve, stop
 from preview_helpers import NEEDS_CHROMIUM
 
-from appsdk_cli.remote import Target
+from appsdk_cli.connection import Target
 from appsdk_cli.scaffold import scaffold
 from appsdk_cli.workbench import Workbench
 

@@ -40,6 +40,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from appsdk_cli import httpguard
 from appsdk_cli.auth.tokens import CachedTokens, cache_path, forget, load, save
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.netloc import reaches_127_0_0_1
 
 CALLBACK_PATH = "/callback"
 CLIENT_SECRET_ENV = "APPSDK_CLIENT_SECRET"
@@ -272,7 +273,8 @@ def _given_client(
         loopback = [
             str(u)
             for u in document.get("redirect_uris") or []
-            if urlsplit(str(u)).scheme == "http" and urlsplit(str(u)).hostname in ("127.0.0.1", "localhost")
+            # Our callback listens on 127.0.0.1 alone, so only a redirect URI that reaches it will do.
+            if urlsplit(str(u)).scheme == "http" and reaches_127_0_0_1(urlsplit(str(u)).hostname or "")
         ]
         if not loopback:
             raise SignInError(

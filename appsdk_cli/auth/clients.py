@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from appsdk_cli.netloc import is_loopback_host, is_loopback_url
+
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 CIMD_AUTH_METHODS = ("none", "private_key_jwt")
 ASSERTION_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
@@ -35,7 +37,6 @@ NOT_PRIVATE_USE = frozenset(
     | {"ftp", "ws", "wss", "mailto", "tel", "sms", "urn"}
 )
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*$")
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 class ClientRefused(Exception):
@@ -51,7 +52,7 @@ def redirect_uri_problem(uri: str) -> str | None:
     if scheme == "https":
         return None if parts.hostname else f"{uri} has no host"
     if scheme == "http":
-        if parts.hostname in LOOPBACK_HOSTS:
+        if is_loopback_host(parts.hostname or ""):
             return None
         return f"{uri}: use https (http only on loopback)"
     if not _SCHEME.match(scheme) or scheme in NOT_PRIVATE_USE:
@@ -69,7 +70,7 @@ def _url_problem(url: str, loopback_http: bool) -> str | None:
     parts = urlsplit(url)
     if parts.scheme == "https":
         return None
-    if parts.scheme == "http" and parts.hostname in LOOPBACK_HOSTS:
+    if is_loopback_url(url):
         # Only while the server itself is on loopback: behind a tunnel anyone could make it fetch local ports.
         return None if loopback_http else f"{url}: a tunnelled server fetches client documents over https only"
     return f"{url}: a client metadata document must be served over https (http only on loopback)"

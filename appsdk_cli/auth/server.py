@@ -44,6 +44,7 @@ from appsdk_cli.auth.clients import (
     redirect_uri_problem,
 )
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.netloc import is_loopback_host
 
 # The paths a worker hands to the authorization server; everything else is the app's.
 AUTH_PATHS = (
@@ -119,9 +120,7 @@ def auth_config(appsdk_table: dict[str, Any], auto_user: str | None = None) -> A
 
 def refuse_exposed(host: str, behind_tunnel: bool) -> None:
     """It signs anyone in as a test user without a password: never on a network address of its own."""
-    from appsdk_cli.devserver.hosts import is_loopback
-
-    if not is_loopback(host) and not behind_tunnel:
+    if not is_loopback_host(host) and not behind_tunnel:
         raise UsageError(
             f"the development authorization server signs anyone in, so appsdk dev will not serve it on {host}; "
             "keep the default loopback --host, or put it behind --tunnel"
@@ -223,9 +222,7 @@ class DevAuthServer:
         return self.origin + self._mcp_path
 
     def _on_loopback(self) -> bool:
-        from appsdk_cli.devserver.hosts import is_loopback
-
-        return is_loopback(urlsplit(self.origin).hostname or "")
+        return is_loopback_host(urlsplit(self.origin).hostname or "")
 
     def set_origin(self, origin: str) -> None:
         """Serve as `origin` from now on (the tunnel's, once it opens). Issued grants are kept."""

@@ -22,7 +22,7 @@ from appsdk_cli.checks.model import CheckReport, Finding, Rule, Severity
 from appsdk_cli.snapshot.model import Snapshot
 
 if TYPE_CHECKING:
-    from appsdk_cli.remote import Target
+    from appsdk_cli.connection import Target
     from appsdk_cli.snapshot.source import Source
 
 __all__ = [

@@ -16,6 +16,7 @@ from appsdk_cli.checks.htmlscan import allowed_by as origin_allowed
 from appsdk_cli.checks.htmlscan import outside_loads
 from appsdk_cli.checks.model import Finding, Rule, Severity, resource_target, tool_target
 from appsdk_cli.checks.widgets import widgets
+from appsdk_cli.netloc import is_this_machine
 from appsdk_cli.snapshot.model import Snapshot
 
 CSP_ON_TOOL = Rule(
@@ -64,7 +65,6 @@ DOMAIN_NOT_HTTPS = Rule(
     "plain-http URL is refused there",
 )
 RULES = (CSP_ON_TOOL, CSP_ONE_STYLE, CSP_STYLES_DIFFER, DOMAIN_MISSING, ORIGIN_NOT_IN_CSP, DOMAIN_NOT_HTTPS)
-_LOOPBACK = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 
 # Kinds both key styles share, so their lists can be compared.
 _SHARED_KINDS = ("connect", "resource", "frame")
@@ -146,7 +146,7 @@ def domain_problem(value: object, *, bare_host_ok: bool) -> str | None:
         parts.port  # noqa: B018 - a malformed port raises here
     except ValueError:
         return "is not a valid origin"
-    if (parts.hostname or "") in _LOOPBACK or (parts.hostname or "").endswith(".localhost"):
+    if is_this_machine(parts.hostname or ""):
         return "is a local address, which identifies no app to a host"
     if parts.scheme != "https":
         return f"uses {parts.scheme}://, not https://"

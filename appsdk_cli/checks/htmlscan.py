@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
+from appsdk_cli.netloc import is_this_machine
+
 CONNECT, RESOURCE, FRAME = "connect", "resource", "frame"
 
 # (tag, attribute) -> what kind of CSP list governs it
@@ -159,12 +161,8 @@ def outside_loads(html: str) -> list[OutsideLoad]:
     return collector.loads
 
 
-_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1", "0.0.0.0")
-
-
 def is_loopback_origin(origin: str) -> bool:
-    host = urlsplit(origin).hostname or ""
-    return host in _LOOPBACK_HOSTS or host.endswith(".localhost")
+    return is_this_machine(urlsplit(origin).hostname or "")
 
 
 def dev_server_loads(html: str) -> list[OutsideLoad]:

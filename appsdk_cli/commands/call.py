@@ -131,10 +131,10 @@ def _target(
     client_id: str | None = None,
     **live: Any,
 ) -> Any:
-    from appsdk_cli import remote
+    from appsdk_cli import connection
     from appsdk_cli.render.console import notice
 
-    return remote.resolve_target(
+    return connection.resolve_target(
         url, stdio, timeout=timeout, token=token, sign_in=notice, protocol=protocol, client_id=client_id, **live
     )
 

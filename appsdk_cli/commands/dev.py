@@ -63,7 +63,8 @@ def dev(
     """Serve the app at http://HOST:PORT/mcp and reload it on every save; the workbench (a local host
     page on 127.0.0.1 that follows every save) shows its tools and widgets."""
     from appsdk_cli.auth.server import auth_config, refuse_exposed
-    from appsdk_cli.devserver.hosts import is_loopback, security_lists
+    from appsdk_cli.devserver.hosts import security_lists
+    from appsdk_cli.netloc import is_loopback_host
     from appsdk_cli.project import app_target, find_project, read_config
     from appsdk_cli.render.console import warning
 
@@ -74,7 +75,7 @@ def dev(
     security_lists(host, extra)  # a malformed --allow-host is a usage error (exit 2)
     if auth is not None:
         refuse_exposed(host, behind_tunnel=tunnel)
-    if not is_loopback(host):
+    if not is_loopback_host(host):
         warning(
             f"serving on {host}: other machines on your network can reach the app; "
             "DNS-rebinding protection stays on, so add the names they use with --allow-host"

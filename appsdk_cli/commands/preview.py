@@ -107,7 +107,7 @@ def preview(
     Exit codes: 0 ok; 1 the server, the widget or the browser failed (with --screenshot: also a widget that
     threw, failed to load a script or stylesheet, or never got its data); 2 the command line is wrong.
     """
-    from appsdk_cli import remote
+    from appsdk_cli import connection
     from appsdk_cli.errors import UsageError
     from appsdk_cli.preview import (
         PreviewOptions,
@@ -128,7 +128,7 @@ def preview(
 
         image_type(screenshot)
     # Signs in exactly as `appsdk call` does (and takes --token the same way).
-    target = remote.resolve_target(
+    target = connection.resolve_target(
         url, None, timeout=timeout, token=token, sign_in=notice, client_id=client_id, protocol=protocol
     )
     if screenshot is not None:

@@ -27,8 +27,9 @@ def tunnel(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show details of failures.")] = False,
 ) -> None:
     """Open an ngrok HTTPS tunnel to the local server and print the public /mcp URL for ChatGPT."""
+    from appsdk_cli.connection import locate_server
     from appsdk_cli.errors import AppsdkError, UsageError
-    from appsdk_cli.project import read_config, resolve_server_url
+    from appsdk_cli.project import read_config
     from appsdk_cli.render.console import spinner, stopping_on_sigterm
     from appsdk_cli.render.tunnel import tunnel_closed, tunnel_opened, tunnel_restarted, tunnel_unverified
     from appsdk_cli.tunnel import (
@@ -46,7 +47,7 @@ def tunnel(
     authtoken = read_authtoken(authtoken)
     if port is not None and not 0 < port < 65536:
         raise UsageError(f"--port {port} is not a TCP port (1-65535)")
-    local_url = f"http://127.0.0.1:{port}/mcp" if port is not None else resolve_server_url(url).url
+    local_url = f"http://127.0.0.1:{port}/mcp" if port is not None else locate_server(url).url
     domain = domain or configured_domain(read_config(Path.cwd()))
 
     try:

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from appsdk_cli import netloc
 from appsdk_cli.errors import UsageError
 
-# The bare names too: a client drops the default port from Host and Origin, so on --port 80 every
-# request says `Host: 127.0.0.1`. A loopback name is no DNS-rebinding risk whatever the port.
-LOCAL_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]")
-LOCAL_ORIGINS = (
-    "http://127.0.0.1:*",
-    "http://localhost:*",
-    "http://[::1]:*",
-    "http://127.0.0.1",
-    "http://localhost",
-    "http://[::1]",
-)
+# A loopback name is no DNS-rebinding risk whatever the port (netloc says why the bare names are there).
+LOCAL_HOSTS = netloc.LOOPBACK_HOST_PATTERNS
+LOCAL_ORIGINS = netloc.LOOPBACK_ORIGIN_PATTERNS
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 
 
@@ -82,7 +74,7 @@ def security_lists(bind_host: str, extra: tuple[str, ...] = ()) -> tuple[tuple[s
     """Allowed Host patterns and Origins: loopback always, the bind address itself, then each --allow-host."""
     hosts = list(LOCAL_HOSTS)
     origins = list(LOCAL_ORIGINS)
-    if bind_host not in WILDCARD_BINDS and bind_host not in ("127.0.0.1", "localhost", "::1"):
+    if bind_host not in WILDCARD_BINDS and bind_host not in netloc.SDK_LOOPBACK_NAMES:
         # An address typed into --host is how clients will reach it; an IP literal in Host is no rebinding risk.
         extra = (bind_host, *extra)
     for value in extra:
@@ -90,15 +82,6 @@ def security_lists(bind_host: str, extra: tuple[str, ...] = ()) -> tuple[tuple[s
         hosts += [h for h in rule.hosts if h not in hosts]
         origins += [o for o in rule.origins if o not in origins]
     return tuple(hosts), tuple(origins)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def url_host(host: str) -> str:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 class DevWorkbench:
     def __init__(self) -> None:
-        from appsdk_cli.remote import Target
+        from appsdk_cli.connection import Target
         from appsdk_cli.workbench import Workbench
 
         # The MCP URL is known once the supervisor has bound its socket; the page asks nothing before that.

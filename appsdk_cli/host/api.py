@@ -211,7 +211,7 @@ def _file_url(request: Request) -> None:
 def rerun(host: HostState, run_id: str) -> dict[str, Any]:
     """Call the previewed tool again with the same arguments (a fresh session: the server may have reloaded);
     the new result replaces the old, so the reloaded widget shows what the tool returns now."""
-    from appsdk_cli.remote import session as mcp_session
+    from appsdk_cli.connection import session as mcp_session
 
     run = host.run(run_id)
     preview, _ = host.view(run_id)

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from appsdk_cli.host.run import LogEntry
 from appsdk_cli.host.static import STATIC
+from appsdk_cli.netloc import is_loopback_host
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -79,7 +80,7 @@ def vite_url_for(session: PreviewSession, template: WidgetTemplate) -> str | Non
         project, state = found
     url = state.extra.get(VITE_URL_KEY) if isinstance(state.extra, dict) else None
     parts = urlsplit(url) if isinstance(url, str) else None
-    if parts is None or parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "localhost"):
+    if parts is None or parts.scheme != "http" or not is_loopback_host(parts.hostname or ""):
         return None
     if SOURCE_MARK not in template.html:
         built = project / "web" / "dist" / "index.html"

@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from appsdk_cli import __version__
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.netloc import allowed_host_header, allowed_origin
 
 if TYPE_CHECKING:
     from appsdk_cli.host.state import HostState
@@ -159,13 +160,12 @@ class BaseHandler(BaseHTTPRequestHandler):
     def own_host(self) -> bool:
         # DNS-rebinding protection: only our own loopback names may address us.
         port = self.server.port
-        return self.headers.get("Host", "") in (f"127.0.0.1:{port}", f"localhost:{port}")
+        return allowed_host_header(self.headers.get("Host", ""), port)
 
     def own_origin(self) -> bool:
         # Only our own page may post: a page elsewhere in the user's browser must not call tools through us.
-        # The page may be opened as localhost as well as 127.0.0.1 (both are our own names, see own_host).
-        port = self.server.port
-        return self.headers.get("Origin") in (f"http://127.0.0.1:{port}", f"http://localhost:{port}")
+        # The page may be opened as localhost as well as 127.0.0.1 (netloc.allowed_origin: no other name).
+        return allowed_origin(self.headers.get("Origin"), self.server.port)
 
     def _json_body(self) -> dict[str, Any]:
         if not self.own_origin():

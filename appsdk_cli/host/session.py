@@ -18,9 +18,9 @@ from appsdk_cli.appmeta import (
     tool_meta,
 )
 from appsdk_cli.client import McpClient, ProtocolError
+from appsdk_cli.connection import Target, session
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.host.csp import HostCsp, host_csp
-from appsdk_cli.remote import Target, session
 
 THEMES = ("light", "dark")
 DISPLAY_MODES = ("inline", "pip", "fullscreen")

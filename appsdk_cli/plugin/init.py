@@ -79,8 +79,8 @@ def _project_table(root: Path) -> dict[str, Any]:
 def _server_snapshot(root: Path, server_url: str | None, timeout: float) -> tuple[Any, str]:
     """What the server lists (no tool is called): --server, else the app imported in memory (it sees every
     tool even when the app signs users in), else the project's running `appsdk dev`."""
+    from appsdk_cli.connection import Target
     from appsdk_cli.project import app_target, find_dev_state
-    from appsdk_cli.remote import Target
     from appsdk_cli.snapshot.live import collect_live
     from appsdk_cli.snapshot.local import collect_path
 

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from appsdk_cli.checks.model import CheckReport, Finding, Rule, Severity
+from appsdk_cli.netloc import is_this_machine
 from appsdk_cli.plugin import images
 from appsdk_cli.plugin.manifest import (
     AGENT_FIELDS,
@@ -331,7 +332,6 @@ INSTALL_POLICIES = ("NOT_AVAILABLE", "AVAILABLE", "INSTALLED_BY_DEFAULT")
 AUTH_POLICIES = ("ON_INSTALL", "ON_USE")
 PLACEHOLDER_MARK = "REPLACE-ME"
 _PLACEHOLDER_HOSTS = ("example.com", "example.org", "example.net")
-_LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 
 
 def is_placeholder_url(url: str) -> bool:
@@ -339,11 +339,6 @@ def is_placeholder_url(url: str) -> bool:
     return PLACEHOLDER_MARK.lower() in url.lower() or any(
         host == h or host.endswith("." + h) for h in _PLACEHOLDER_HOSTS
     )
-
-
-def is_local_host(host: str) -> bool:
-    host = host.lower().strip("[]")
-    return host in _LOCAL_HOSTS or host.endswith(".localhost") or host.startswith("127.")
 
 
 def check_plugin(root: Path, *, strict: bool = False) -> CheckReport:
@@ -565,7 +560,7 @@ def _mcp(root: Path, data: dict[str, Any], where: str) -> Iterator[Finding]:
             continue
         if isinstance(url, str):
             parts = urlsplit(url)
-            if parts.scheme != "https" or is_local_host(parts.hostname or ""):
+            if parts.scheme != "https" or is_this_machine(parts.hostname or ""):
                 yield Finding(
                     MCP_URL_NOT_PUBLIC,
                     config_target,

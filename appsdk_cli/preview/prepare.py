@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from appsdk_cli.appmeta import WIDGET_MIME_TYPES, crash_hint, tool_crash, without_tool_crash
 from appsdk_cli.client import ProtocolError
+from appsdk_cli.connection import Target, session
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.host.session import PreviewSession, read_template, widget_tools
-from appsdk_cli.remote import Target, call_tool, request_meta, session
+from appsdk_cli.remote import call_tool, request_meta
 
 
 def prepare(

@@ -24,10 +24,10 @@ from mcp.server.mcpserver.exceptions import UnexpectedResourceError, UnexpectedT
 from mcp.types import CallToolResult
 
 from appsdk_cli.appmeta import TOOL_CRASH
+from appsdk_cli.netloc import allowed_host_header
 
 MAX_MESSAGE = 500
 MAX_FRAMES = 6
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 # Set by the middleware around one tools/call; the wrapped call_tool drops the crash it saw into it.
 _pending: ContextVar[list[dict[str, Any]] | None] = ContextVar("appsdk_tool_crash", default=None)
 
@@ -73,8 +73,7 @@ def _from_loopback(request: Any) -> bool:
     if request is None:
         return True
     host = str(getattr(request, "headers", {}).get("host", ""))
-    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]", 1)[0] + "]"
-    return name in _LOOPBACK_HOSTS
+    return allowed_host_header(host)
 
 
 def _with_crash(result: Any, crash: dict[str, Any]) -> Any:

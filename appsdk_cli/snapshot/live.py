@@ -6,8 +6,8 @@ import contextlib
 from typing import Any
 
 from appsdk_cli.client import AuthRequired, ProtocolError
+from appsdk_cli.connection import Target, session
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.remote import Target, session
 from appsdk_cli.snapshot.model import Snapshot
 from appsdk_cli.snapshot.plan import tools_to_call, uris_to_read
 

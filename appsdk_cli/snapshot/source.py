@@ -3,14 +3,13 @@ the one order in which `appsdk check` and `appsdk snapshot` choose between them.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from appsdk_cli.connection import Target
     from appsdk_cli.project import AppTarget
-    from appsdk_cli.remote import Target
     from appsdk_cli.snapshot.model import Snapshot
 
 
@@ -34,46 +33,28 @@ def choose_source(
     protocol: str = "auto",
 ) -> Source:
     """--url or PATH when given; else $APPSDK_URL, else this project's running `appsdk dev` (live);
-    else PATH mode on the current folder. The same order as `appsdk call`, with PATH mode in place
-    of the default URL: code on disk is a better guess than a server that may not be running."""
+    else PATH mode on the current folder. The same rule as `appsdk call` (connection.find_server), with
+    PATH mode in place of the default URL: code on disk is a better guess than a server that may not be
+    running."""
+    from appsdk_cli.connection import Target, find_server
     from appsdk_cli.errors import UsageError
-    from appsdk_cli.project import check_server_url, find_dev_state, find_project
-    from appsdk_cli.remote import Target
+    from appsdk_cli.project import find_project
 
     if path is not None and url:
         raise UsageError("give either PATH (check the code) or --url (check a running server), not both")
     if token is not None and path is not None:
         raise UsageError("--token goes with a running server (--url), not with PATH")
-    if url:
-        return Source(
-            "live",
-            target=Target(url=check_server_url(url), source="--url", timeout=timeout, token=token, protocol=protocol),
-        )
     if path is not None:
         if path.is_file() and path.suffix == ".py":
             return Source("path", project=path.resolve().parent, app=path.stem)
         return Source("path", project=find_project(path))
-    from_env = os.environ.get("APPSDK_URL")
-    if from_env:
-        return Source(
-            "live",
-            target=Target(
-                url=check_server_url(from_env, "$APPSDK_URL"),
-                source="APPSDK_URL",
-                timeout=timeout,
-                token=token,
-                protocol=protocol,
-            ),
-        )
     here = cwd or Path.cwd()
-    state = find_dev_state(here)
-    if state is not None:
-        return Source(
-            "live",
-            target=Target(url=state.url, source=".appsdk/dev.json", timeout=timeout, token=token, protocol=protocol),
-            project=find_project(here),
-        )
-    return Source("path", project=find_project(here))
+    location = find_server(url, here)
+    if location is None:
+        return Source("path", project=find_project(here))
+    target = Target(url=location.url, source=location.source, timeout=timeout, token=token, protocol=protocol)
+    # The running `appsdk dev` is this project's, so its files on disk are checked too.
+    return Source("live", target=target, project=find_project(here) if location.source == ".appsdk/dev.json" else None)
 
 
 def collect_source(source: Source, *, timeout: float, call_tools: bool = True) -> Snapshot:

@@ -1,6 +1,6 @@
 """The workbench: an interactive host in the browser for any MCP Apps server, drivable without the CLI.
 
-    from appsdk_cli.remote import Target
+    from appsdk_cli.connection import Target
     from appsdk_cli.workbench import Workbench
     with Workbench(Target(url="http://127.0.0.1:8000/mcp")) as bench:
         print(bench.url)          # the page: tools, a form per tool, runs, widgets, panels

@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 
     from appsdk_cli.appmeta import ToolMeta
     from appsdk_cli.client import McpClient
+    from appsdk_cli.connection import Target
     from appsdk_cli.host.session import WidgetTemplate
-    from appsdk_cli.remote import Target
 
 STATIC = Path(__file__).parent / "static"
 PAGE_CSP = (
@@ -168,7 +168,7 @@ class Workbench:
 
     def tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
         """tools/list, kept until the next refresh (every run and every reload refreshes it)."""
-        from appsdk_cli.remote import session
+        from appsdk_cli.connection import session
 
         if self._tools is not None and not refresh:
             return self._tools
@@ -345,9 +345,10 @@ class Workbench:
 
     def _call(self, run: Run, locale: str | None, flight: _InFlight) -> None:
         from appsdk_cli.appmeta import tool_meta, without_tool_crash
+        from appsdk_cli.connection import session
         from appsdk_cli.host.files import file_arguments
         from appsdk_cli.host.session import PreviewSession, widget_tools
-        from appsdk_cli.remote import request_meta, session
+        from appsdk_cli.remote import request_meta
 
         begun = time.monotonic()
         cancelled = flight.cancelled
