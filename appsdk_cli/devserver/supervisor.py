@@ -60,6 +60,7 @@ from appsdk_cli.project import (
     remove_dev_state,
     write_dev_state,
 )
+from appsdk_cli.snapshot.loader import IMPORT_FAILED
 
 WATCHED_SUFFIXES = (".py", ".html", ".css", ".js", ".json", ".toml")
 IGNORED_DIRS = (".venv", "venv", ".git", "__pycache__", "node_modules", ".appsdk", ".pytest_cache", ".ruff_cache")
@@ -460,7 +461,7 @@ class Supervisor:
             summary = str(message.get("summary"))
             self._emit(AppBroken(summary=summary, traceback=str(message.get("traceback", "")), hint=BROKEN_HINT))
             if not self.config.reload:
-                raise AppsdkError(f"the app failed to import: {summary}")
+                raise AppsdkError(f"{IMPORT_FAILED}: {summary}")
         live = self._live
         if live is not None and live.state == "serving":
             live.state = "retiring"

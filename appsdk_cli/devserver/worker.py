@@ -40,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from appsdk_cli.devserver.events import Transport
-from appsdk_cli.snapshot.loader import TargetMissing, describe_failure, import_server
+from appsdk_cli.snapshot.loader import IMPORT_FAILED, TargetMissing, describe_failure, import_server
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -203,7 +203,7 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
             channel.send({"type": "ready", "ok": False, "missing": True, "summary": message, "traceback": ""})
         except BaseException as problem:  # a broken app can raise anything at import, SystemExit included
             summary = describe_failure(problem, spec.project)
-            app = fallback_app(f"the app failed to import: {summary}; fix it and save", security)
+            app = fallback_app(f"{IMPORT_FAILED}: {summary}; fix it and save", security)
             channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": user_traceback(problem)})
         else:
             app = loaded.asgi

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 from appsdk_cli import chatgpt
 from appsdk_cli.render.console import stderr, stdout, warning
 from appsdk_cli.render.nextsteps import print_commands
+from appsdk_cli.snapshot.loader import IMPORT_FAILED
 
 
 class DevRenderer:
@@ -85,7 +86,7 @@ def dev_event(event: DevEvent) -> None:
         console = stderr()
         if event.traceback:
             console.print(escape(event.traceback.rstrip()), soft_wrap=True)
-        console.print(f"[bold red]the app failed to import:[/] {escape(event.summary)}", soft_wrap=True)
+        console.print(f"[bold red]{IMPORT_FAILED}:[/] {escape(event.summary)}", soft_wrap=True)
         console.print(f"[dim]hint:[/] {escape(event.hint)}", soft_wrap=True)
     elif isinstance(event, events.AppExited):
         warning(event.message)
