@@ -322,6 +322,12 @@ class PreviewServer:
         return (vite.document(config) if vite else inject_bootstrap(template.html, config)), csp
 
 
+def _host_module(path: str) -> bool:
+    """The host page's ES modules, /host/NAME.js (static/host/)."""
+    name = path.removeprefix("/host/")
+    return name != path and re.fullmatch(r"[a-z]+\.js", name) is not None and (STATIC / "host" / name).is_file()
+
+
 def prefers_border(meta: dict[str, Any]) -> bool:
     ui = meta.get("ui") if isinstance(meta.get("ui"), dict) else {}
     return ui.get("prefersBorder") is True or meta.get("openai/widgetPrefersBorder") is True
@@ -414,7 +420,7 @@ class _HostHandler(_Handler):
             return None
         if path == "/":
             return self._static("host.html", {"Content-Security-Policy": self.host_page_csp()})
-        if path in ("/host.js", "/host.css"):
+        if path == "/host.css" or _host_module(path):
             return self._static(path[1:])
         if path == "/api/session":
             try:
