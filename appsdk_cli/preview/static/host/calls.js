@@ -102,6 +102,7 @@ function bridgeHandlers(host) {
     "resources/read": async (p) => (await host.page.api("/api/read", { uri: p.uri })).result,
     "resources/list": (p) => forward(host, "resources/list", p),
     "resources/templates/list": (p) => forward(host, "resources/templates/list", p),
+    /** @param {import("@modelcontextprotocol/ext-apps").McpUiOpenLinkRequest["params"]} p */
     "ui/open-link": (p) => {
       log("info", `ui/open-link ${p.url}`, p.url);
       return {};
@@ -113,12 +114,15 @@ function bridgeHandlers(host) {
       model(host, "message", p);
       return {};
     },
+    /** @param {import("@modelcontextprotocol/ext-apps").McpUiRequestDisplayModeRequest["params"]} p */
     "ui/request-display-mode": (p) => requestDisplayModeFromBridge(host, p),
+    /** @param {import("@modelcontextprotocol/ext-apps").McpUiUpdateModelContextRequest["params"]} p */
     "ui/update-model-context": (p) => {
       log("info", `ui/update-model-context ${short(p)}`);
       model(host, "update-model-context", p);
       return {};
     },
+    /** @param {import("@modelcontextprotocol/ext-apps").McpUiDownloadFileRequest["params"]} p */
     "ui/download-file": (p) => {
       const profile = profileOf(host);
       if (!profile.downloadFile) throw new BridgeError(METHOD_NOT_FOUND, `${profile.label} has no hostCapabilities.downloadFile`);

@@ -5,12 +5,14 @@
 /**
  * What ui/download-file saves for one content item: an embedded resource's bytes with a file name from
  * its URI, or a link the browser fetches. Null for an item it cannot save.
- * @param {any} item a ContentBlock of McpUiDownloadFileRequest's params.contents
+ * @param {import("@modelcontextprotocol/ext-apps").McpUiDownloadFileRequest["params"]["contents"][number]} item
  * @returns {{ kind: "bytes", name: string, bytes: Uint8Array, type: string } | { kind: "link", href: string, name: string } | null}
  */
 export function downloadOf(item) {
   if (item && item.type === "resource" && item.resource) {
-    const { uri, mimeType, text, blob } = item.resource;
+    const { uri, mimeType } = item.resource;
+    const text = "text" in item.resource ? item.resource.text : undefined;
+    const blob = "blob" in item.resource ? item.resource.blob : undefined;
     const bytes =
       typeof blob === "string"
         ? Uint8Array.from(atob(blob), (c) => c.charCodeAt(0))
@@ -64,7 +66,7 @@ function downloadLocally(href, name) {
 
 /**
  * ui/download-file: embedded contents are saved from their data; a link is fetched by the browser.
- * @param {{ contents?: unknown[] }} params
+ * @param {import("@modelcontextprotocol/ext-apps").McpUiDownloadFileRequest["params"]} params
  * @returns {string[]} what was saved, for the host log
  */
 export function downloadAll(params) {
@@ -73,7 +75,7 @@ export function downloadAll(params) {
     const download = downloadOf(item);
     if (!download) continue;
     if (download.kind === "bytes") {
-      const url = URL.createObjectURL(new Blob([download.bytes], { type: download.type }));
+      const url = URL.createObjectURL(new Blob([/** @type {Uint8Array<ArrayBuffer>} */ (download.bytes)], { type: download.type }));
       downloadLocally(url, download.name);
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
       names.push(`${download.name} (${download.bytes.length} bytes)`);

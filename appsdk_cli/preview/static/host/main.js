@@ -35,7 +35,7 @@ const ready = new Promise((resolve) => (hostReady = resolve));
  * @param {(host: Host, ...args: A) => R} run
  * @returns {(...args: A) => Promise<Awaited<R>>}
  */
-const command = (run) => (...args) => ready.then((host) => run(host, ...args));
+const command = (run) => (...args) => /** @type {Promise<Awaited<R>>} */ (ready.then((host) => run(host, ...args)));
 
 /** @type {AppsdkPreviewApi} */
 const preview = Object.assign(page.records, {
