@@ -45,6 +45,7 @@
  * @property {number} reloads
  * @property {number} trafficSeq the newest server traffic record shown
  * @property {ReturnType<typeof import("./panels.js").createPanels>} panels
+ * @property {(event: KeyboardEvent) => void} onKey the page's keys, also pressed inside a host frame
  */
 
 export const FALLBACK_PROFILES = [
@@ -75,10 +76,10 @@ export function element(id, kind) {
 }
 
 /**
- * @param {ReturnType<typeof import("./panels.js").createPanels>} panels
+ * @param {Pick<Bench, "panels" | "onKey">} parts
  * @returns {Bench}
  */
-export function createBench(panels) {
+export function createBench({ panels, onKey }) {
   return {
     prefs: loadPrefs(),
     info: null,
@@ -93,6 +94,7 @@ export function createBench(panels) {
     reloads: 0,
     trafficSeq: 0,
     panels,
+    onKey,
   };
 }
 

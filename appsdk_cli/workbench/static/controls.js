@@ -156,7 +156,7 @@ export function wireControls(bench, setInfo) {
   $("tab-json").addEventListener("click", () => showEditor(bench, "json"));
   $("json-editor").addEventListener("input", () => syncFormFromJson(bench));
   $("clear-runs").addEventListener("click", () => clearRuns(bench));
-  document.addEventListener("keydown", (event) => onKey(bench, event));
+  document.addEventListener("keydown", (event) => bench.onKey(event));
 
   element("side-by-side", HTMLInputElement).checked = prefs.sideBySide;
   element("approval", HTMLInputElement).checked = Boolean(prefs.approval);

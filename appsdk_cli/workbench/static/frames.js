@@ -4,7 +4,6 @@
 // and follows its events into the inspector.
 
 import { api, hostOptions, messageOf, MODES } from "./bench.js";
-import { onKey } from "./controls.js";
 
 /** @typedef {import("./bench.js").Bench} Bench */
 /** @typedef {import("./bench.js").PageRun} PageRun */
@@ -216,7 +215,7 @@ export class HostFrame {
     const panels = this.bench.panels;
     this.api = api;
     const source = { run: this.run.data.id, profile: this.profile, tool: this.run.data.tool };
-    win.document.addEventListener("keydown", (event) => onKey(this.bench, event));
+    win.document.addEventListener("keydown", (event) => this.bench.onKey(event));
     if (typeof api.on === "function") {
       this.note.textContent = "";
       api.on("log", (entry) => panels.log(entry, source));

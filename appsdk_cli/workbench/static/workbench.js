@@ -7,7 +7,7 @@
 // This module wires the page; each concern is a module of its own beside it (bench.js holds the state).
 
 import { $, api, createBench, messageOf } from "./bench.js";
-import { applyInspector, applyScheme, loadProfiles, wireControls, wireResizer } from "./controls.js";
+import { applyInspector, applyScheme, loadProfiles, onKey, wireControls, wireResizer } from "./controls.js";
 import { applyWidgetState, readWidgetState } from "./frames.js";
 import { createPanels } from "./panels.js";
 import { onReload } from "./reloads.js";
@@ -15,12 +15,13 @@ import { upsertRun } from "./runs.js";
 import { setTools } from "./tools.js";
 
 /** @type {import("./bench.js").Bench} */
-const bench = createBench(
-  createPanels({
+const bench = createBench({
+  panels: createPanels({
     onApplyState: (runId, state) => applyWidgetState(bench, runId, state),
     onReadState: (runId) => readWidgetState(bench, runId),
   }),
-);
+  onKey: (event) => onKey(bench, event),
+});
 // For tests and scripts: the page's own state, read without scraping the DOM.
 const exposed = {
   ready: false,
