@@ -1,3 +1,4 @@
+// @ts-check
 // appsdk preview: injected at the top of the widget document, before any of the widget's own scripts.
 // It reports the widget's errors, failed loads and CSP violations to the host page, and (unless the host
 // withholds it to test the MCP Apps bridge) provides window.openai the way ChatGPT does.
@@ -7,14 +8,18 @@
 // App, or hand-written JSON-RPC) must see nothing there but the spec's JSON-RPC messages.
 (() => {
   "use strict";
+  /** @type {AppsdkBootstrapConfig} */
   const config = __APPSDK_CONFIG__;
   const channel = new MessageChannel();
   const port = channel.port1;
   window.parent.postMessage({ __appsdk: { type: "connect" } }, config.hostOrigin, [channel.port2]);
+  /** @param {AppsdkOpenaiFromWidget} message */
   const post = (message) => port.postMessage(message);
 
   // The widget document's query string is the host's business; a location reads better without it.
+  /** @param {unknown} text */
   const place = (text) => String(text || "").replace(/(\/widget)\?[^\s#:)]*/g, "$1");
+  /** @param {unknown} value */
   const describe = (value) => {
     if (value instanceof Error) return value.stack || String(value);
     if (typeof value === "string") return value;
@@ -24,9 +29,9 @@
       return String(value);
     }
   };
-  for (const level of ["error", "warn"]) {
+  for (const level of /** @type {const} */ (["error", "warn"])) {
     const original = console[level].bind(console);
-    console[level] = (...args) => {
+    console[level] = (/** @type {unknown[]} */ ...args) => {
       post({ type: "log", kind: "console", level, message: place(args.map(describe).join(" ")) });
       original(...args);
     };
@@ -34,26 +39,32 @@
   // Which fetches failed, from resource timing (it has the HTTP status): an inline module's failed
   // import names no URL on its error event, and a status says more than "failed".
   const reported = new Set();
+  /** @param {PerformanceEntry} entry resource timing's status (Chromium; 0 where unknown) */
+  const statusOf = (entry) => /** @type {PerformanceResourceTiming} */ (entry).responseStatus || 0;
   const failedFetches = () =>
     performance
       .getEntriesByType("resource")
-      .filter((entry) => entry.responseStatus >= 400 && !reported.has(entry.name))
+      .filter((entry) => statusOf(entry) >= 400 && !reported.has(entry.name))
       .map((entry) => {
         reported.add(entry.name);
-        return `${entry.name} (HTTP ${entry.responseStatus})`;
+        return `${entry.name} (HTTP ${statusOf(entry)})`;
       });
+  /** @param {string} url */
   const withStatus = (url) => {
-    const entry = performance.getEntriesByName(url, "resource").find((e) => e.responseStatus >= 400);
+    const entry = performance.getEntriesByName(url, "resource").find((e) => statusOf(e) >= 400);
     reported.add(url);
-    return entry ? `${url} (HTTP ${entry.responseStatus})` : url;
+    return entry ? `${url} (HTTP ${statusOf(entry)})` : url;
   };
   // Capture phase: a <script>, <link> or <img> that fails to load fires a non-bubbling error event at
   // itself, which only a capturing listener on window sees. Uncaught exceptions arrive as ErrorEvents.
   window.addEventListener(
     "error",
     (event) => {
-      const element = event.target;
-      if (element && element !== window && element.tagName) {
+      // An element that failed to load: a script, a stylesheet or other link, an image, …
+      const element = /** @type {(HTMLElement & { src?: string, href?: string, type?: string, rel?: string }) | null} */ (
+        event.target
+      );
+      if (element && /** @type {unknown} */ (element) !== window && element.tagName) {
         const own = element.src || element.href || "";
         const url = own ? withStatus(own) : failedFetches().join(", ") || "an import of an inline module";
         const tag = element.tagName.toLowerCase();
@@ -62,7 +73,7 @@
             ? element.type === "module"
               ? "module script"
               : "script"
-            : tag === "link" && /\bstylesheet\b/i.test(element.rel)
+            : tag === "link" && /\bstylesheet\b/i.test(element.rel || "")
               ? "stylesheet"
               : tag === "link"
                 ? `link rel=${element.rel}`
@@ -84,6 +95,7 @@
   // stop it), the one on document sees violations raised where window's capture missed them (a document
   // written later), and the de-duplication keeps the two from reporting one twice.
   const seenViolations = new WeakSet();
+  /** @param {SecurityPolicyViolationEvent} event */
   const onViolation = (event) => {
     if (seenViolations.has(event)) return;
     seenViolations.add(event);
@@ -117,7 +129,9 @@
   // ---- window.openai ------------------------------------------------------------------------------
   const globals = { ...config.globals };
   let nextId = 1;
+  /** @type {Map<number, { resolve: (value: unknown) => void, reject: (error: Error) => void }>} */
   const pending = new Map();
+  /** @param {string} method @param {Record<string, unknown>} params @returns {Promise<unknown>} */
   const request = (method, params) =>
     new Promise((resolve, reject) => {
       const id = nextId++;
@@ -126,10 +140,12 @@
     });
 
   port.onmessage = (event) => {
+    /** @type {AppsdkOpenaiToWidget | null} */
     const message = event.data;
     if (!message) return;
-    if (message.type === "response" && pending.has(message.id)) {
-      const { resolve, reject } = pending.get(message.id);
+    const waiting = message.type === "response" ? pending.get(message.id) : undefined;
+    if (message.type === "response" && waiting) {
+      const { resolve, reject } = waiting;
       pending.delete(message.id);
       if (message.error) reject(new Error(message.error.message));
       else resolve(message.result);
@@ -139,26 +155,28 @@
     }
   };
 
+  // The arguments are the widget's, passed on as given: window.openai's types are ChatGPT's.
+  /** @typedef {Record<string, any> | undefined} Args */
   const api = {
-    callTool: (name, args) => request("callTool", { name, args: args ?? {} }),
-    setWidgetState: (state) => {
+    callTool: (/** @type {string} */ name, /** @type {Args} */ args) => request("callTool", { name, args: args ?? {} }),
+    setWidgetState: (/** @type {unknown} */ state) => {
       globals.widgetState = state;
       return request("setWidgetState", { state });
     },
-    sendFollowUpMessage: (args) => request("sendFollowUpMessage", args ?? {}),
-    openExternal: (args) => request("openExternal", args ?? {}),
-    requestDisplayMode: (args) => request("requestDisplayMode", args ?? {}),
-    requestModal: (args) => request("requestModal", args ?? {}),
+    sendFollowUpMessage: (/** @type {Args} */ args) => request("sendFollowUpMessage", args ?? {}),
+    openExternal: (/** @type {Args} */ args) => request("openExternal", args ?? {}),
+    requestDisplayMode: (/** @type {Args} */ args) => request("requestDisplayMode", args ?? {}),
+    requestModal: (/** @type {Args} */ args) => request("requestModal", args ?? {}),
     requestClose: () => request("requestClose", {}),
-    notifyIntrinsicHeight: (height) => post({ type: "notify", method: "notifyIntrinsicHeight", params: { height } }),
-    setOpenInAppUrl: (args) => request("setOpenInAppUrl", args ?? {}),
+    notifyIntrinsicHeight: (/** @type {number} */ height) => post({ type: "notify", method: "notifyIntrinsicHeight", params: { height } }),
+    setOpenInAppUrl: (/** @type {Args} */ args) => request("setOpenInAppUrl", args ?? {}),
     // Files travel to the host as File objects (structured clone over the port); it stores them.
-    uploadFile: (file) =>
+    uploadFile: (/** @type {unknown} */ file) =>
       file instanceof Blob
         ? request("uploadFile", { file })
         : Promise.reject(new TypeError("uploadFile(file) needs a File or Blob")),
     selectFiles: () => request("selectFiles", {}),
-    getFileDownloadUrl: (args) => request("getFileDownloadUrl", { fileId: args && args.fileId }),
+    getFileDownloadUrl: (/** @type {Args} */ args) => request("getFileDownloadUrl", { fileId: args && args.fileId }),
   };
   // The widget's data: reading one of these tells the host the widget took its data from window.openai
   // (a screenshot of a widget that never did shows a dead widget, and says so).

@@ -1,9 +1,11 @@
+// @ts-check
 // Injected by appsdk preview into a widget served from the app's Vite dev server (appsdk dev, web/):
 // a build error (syntax, from Vite) or a type error (from appsdk's checker) shows as one line at the top
 // of the widget, while the last good widget stays up beneath it; the next good save clears it.
 import { createHotContext } from "/@vite/client";
 
 const hot = createHotContext("/@appsdk/widget-dev");
+/** @type {{ build: string | null, types: string | null }} */
 const problems = { build: null, types: null };
 const banner = document.createElement("div");
 banner.setAttribute("role", "alert");
@@ -15,6 +17,11 @@ banner.style.cssText = [
   "white-space:pre-wrap", "word-break:break-word", "box-shadow:0 1px 4px rgba(0,0,0,.3)",
 ].join(";");
 
+/**
+ * @param {unknown} file
+ * @param {unknown} line
+ * @param {unknown} column
+ */
 function where(file, line, column) {
   if (!file) return "";
   let place = String(file).split("?")[0];
@@ -25,6 +32,7 @@ function where(file, line, column) {
   return place + ": ";
 }
 
+/** @param {unknown} message */
 function firstLine(message) {
   const lines = String(message || "").split("\n").map((line) => line.trim()).filter(Boolean);
   const text = lines.find((line) => !/^(Build failed|Transform failed|\[vite\])/i.test(line)) || lines[0] || "";
@@ -41,7 +49,7 @@ function show() {
   if (!banner.isConnected) document.body.prepend(banner);
 }
 
-hot.on("vite:error", (payload) => {
+hot.on("vite:error", (/** @type {{ err?: Record<string, any> } | undefined} */ payload) => {
   const error = payload && payload.err ? payload.err : {};
   const loc = error.loc || {};
   // Vite's own transform errors carry no loc, only a code frame that names the place: ─[ src/App.tsx:20:43 ]
@@ -56,7 +64,7 @@ hot.on("vite:afterUpdate", () => {
   problems.build = null;
   show();
 });
-hot.on("appsdk:types-error", (data) => {
+hot.on("appsdk:types-error", (/** @type {{ errors?: { file?: string, line?: number, column?: number, message?: string }[] } | undefined} */ data) => {
   const errors = (data && data.errors) || [];
   const first = errors[0] || {};
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : "";

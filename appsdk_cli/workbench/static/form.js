@@ -1,3 +1,4 @@
+// @ts-check
 // A form generated from a tool's inputSchema (JSON Schema): strings, numbers, integers, booleans, enums,
 // arrays, nested objects, defaults and required fields, with a message under each field that is wrong.
 // createForm(schema) → { element, value(), setValue(v), validate() → [problems], onChange(fn) }.
@@ -6,34 +7,70 @@
 
 const MAX_DEPTH = 8;
 
+/** @typedef {Record<string, any>} Schema a JSON Schema node: the server's, untyped by nature */
+
+/**
+ * One editor per schema node.
+ * @typedef {object} Editor
+ * @property {HTMLElement} element
+ * @property {() => any} get the value, or undefined when it is left out
+ * @property {(value: any) => void} set
+ * @property {() => string[]} check the problems, each as "path: problem"
+ * @property {() => boolean} isEmpty
+ * @property {string} [name]
+ */
+
+/**
+ * @typedef {object} Files the file parameters (openai/fileParams) and their upload
+ * @property {string[]} names
+ * @property {(file: File) => Promise<AppsdkStoredFile>} upload
+ */
+
+/**
+ * @typedef {object} EditorOptions
+ * @property {string} label
+ * @property {boolean} [required]
+ * @property {number} depth
+ * @property {() => void} changed
+ * @property {string} path
+ * @property {Files | null} [files]
+ */
+
+/**
+ * @param {unknown} schema
+ * @param {Schema} root
+ * @param {number} [seen] $refs followed so far
+ * @returns {Schema}
+ */
 function resolve(schema, root, seen = 0) {
   // Local $ref (pydantic puts nested models under $defs), and the Optional[...] shape pydantic emits:
   // anyOf [X, {type: null}] is X, not required to be present.
-  let node = schema;
+  let node = /** @type {Schema | null | undefined} */ (schema);
   while (node && typeof node.$ref === "string" && node.$ref.startsWith("#/") && seen < 20) {
     const target = node.$ref
       .slice(2)
       .split("/")
-      .reduce((at, key) => (at ? at[key.replace(/~1/g, "/").replace(/~0/g, "~")] : undefined), root);
+      .reduce((/** @type {any} */ at, /** @type {string} */ key) => (at ? at[key.replace(/~1/g, "/").replace(/~0/g, "~")] : undefined), root);
     const { $ref, ...rest } = node;
     node = { ...(target || {}), ...rest };
     seen += 1;
   }
   if (node && Array.isArray(node.anyOf || node.oneOf)) {
     const options = node.anyOf || node.oneOf;
-    const real = options.filter((o) => !(o && o.type === "null"));
+    const real = options.filter((/** @type {Schema | null} */ o) => !(o && o.type === "null"));
     if (real.length === 1) {
       const { anyOf, oneOf, ...rest } = node;
       return { ...resolve(real[0], root, seen + 1), ...rest, nullable: real.length < options.length };
     }
   }
   if (node && Array.isArray(node.type)) {
-    const real = node.type.filter((t) => t !== "null");
+    const real = node.type.filter((/** @type {string} */ t) => t !== "null");
     if (real.length === 1) return { ...node, type: real[0], nullable: true };
   }
   return node || {};
 }
 
+/** @param {Schema} schema */
 function kindOf(schema) {
   if (Array.isArray(schema.enum)) return "enum";
   if (schema.const !== undefined) return "const";
@@ -45,6 +82,13 @@ function kindOf(schema) {
 let fieldCounter = 0;
 const fieldId = () => `wb-field-${++fieldCounter}`;
 
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, any>} [attrs] attributes; class, text and on* are special
+ * @param {...(Node | string | null)} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -60,6 +104,11 @@ function el(tag, attrs = {}, ...children) {
 
 // A file parameter (openai/fileParams): a file picker that uploads to the host's file store; the value
 // is the stored file's id, which the workbench turns into ChatGPT's file object when it calls the tool.
+/**
+ * @param {Schema} node
+ * @param {{ label: string, required?: boolean, changed: () => void, path: string, upload: Files["upload"] }} options
+ * @returns {Editor}
+ */
 function fileEditor(node, { label, required, changed, path, upload }) {
   const id = fieldId();
   const message = el("p", { class: "field-message", id: `${id}-msg`, role: "status" });
@@ -73,6 +122,7 @@ function fileEditor(node, { label, required, changed, path, upload }) {
     status,
     message,
   );
+  /** @type {string | undefined} */
   let fileId;
   input.addEventListener("change", async () => {
     const file = input.files && input.files[0];
@@ -85,7 +135,7 @@ function fileEditor(node, { label, required, changed, path, upload }) {
       status.textContent = `${stored.fileName} (${stored.mimeType}, ${stored.size} bytes) → ${stored.fileId}`;
       message.textContent = "";
     } catch (error) {
-      message.textContent = `upload failed: ${error.message}`;
+      message.textContent = `upload failed: ${error instanceof Error ? error.message : error}`;
     }
     changed();
   });
@@ -107,6 +157,12 @@ function fileEditor(node, { label, required, changed, path, upload }) {
 }
 
 // One editor per schema node: { element, get() → value | undefined, set(v), check(path) → problems }.
+/**
+ * @param {unknown} schema
+ * @param {Schema} root
+ * @param {EditorOptions} options
+ * @returns {Editor}
+ */
 function editor(schema, root, { label, required, depth, changed, path, files }) {
   const node = resolve(schema, root);
   if (files && depth === 1 && files.names.includes(path)) return fileEditor(node, { label, required, changed, path, upload: files.upload });
@@ -119,6 +175,7 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
     ? el("label", { for: id, class: "field-label" }, title, required ? el("span", { class: "required", title: "required", text: " *" }) : null)
     : null;
   const wrap = el("div", { class: `field field-${kind}`, "data-path": path || "(root)" });
+  /** @param {string} text */
   const problem = (text) => {
     message.textContent = text || "";
     wrap.classList.toggle("invalid", Boolean(text));
@@ -130,6 +187,7 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
   if (kind === "object") {
     const properties = node.properties || {};
     const requiredSet = new Set(node.required || []);
+    /** @type {Record<string, Editor>} */
     const children = {};
     const box = el("fieldset", { class: depth === 0 ? "object root" : "object" });
     if (depth > 0 && title) box.append(el("legend", {}, title, required ? el("span", { class: "required", text: " *" }) : null));
@@ -147,6 +205,7 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
       box.append(children[name].element);
     }
     const extra = node.additionalProperties && !Object.keys(properties).length;
+    /** @type {Editor | null} */
     let extraEditor = null;
     if (extra || (!Object.keys(properties).length && depth > 0)) {
       extraEditor = editor({}, root, { label: "", depth: MAX_DEPTH + 1, changed, path });
@@ -160,6 +219,7 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
       element: wrap,
       get() {
         if (extraEditor) return extraEditor.get();
+        /** @type {Record<string, unknown>} */
         const out = {};
         for (const [name, child] of Object.entries(children)) {
           const value = child.get();
@@ -182,6 +242,7 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
           wrap.querySelectorAll(".invalid").forEach((node) => node.classList.remove("invalid"));
           return [];
         }
+        /** @type {string[]} */
         const problems = [];
         for (const child of Object.values(children)) problems.push(...child.check());
         if (extraEditor) problems.push(...extraEditor.check());
@@ -193,7 +254,9 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
   if (kind === "array") {
     const items = node.items || {};
     const list = el("ol", { class: "array-items" });
+    /** @type {Editor[]} */
     const rows = [];
+    /** @param {unknown} value */
     const add = (value) => {
       const item = editor(items, root, { label: "", required: true, depth: depth + 1, changed, path: `${path}[]` });
       const row = el("li", { class: "array-item" });
@@ -231,7 +294,7 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
       labelNode.id = `${id}-label`;
       list.setAttribute("aria-labelledby", labelNode.id);
     }
-    wrap.append(...[labelNode, describe, list, addButton, message].filter(Boolean));
+    wrap.append(...[labelNode, describe, list, addButton, message].filter((part) => part !== null));
     let touched = false;
     return {
       element: wrap,
@@ -259,32 +322,40 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
     };
   }
 
+  /** @type {HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement} */
   let control;
+  /** @type {() => any} */
   let get;
+  /** @type {(value: any) => void} */
   let set;
+  /** @param {...(HTMLElement | null)} parts */
+  const place = (...parts) => wrap.append(...parts.filter((part) => part !== null));
   if (kind === "boolean") {
-    control = el("input", { type: "checkbox", id, class: "control switch", role: "switch", onchange: changed });
-    const row = el("div", { class: "control-row" }, control, labelNode);
+    const box = el("input", { type: "checkbox", id, class: "control switch", role: "switch", onchange: changed });
+    control = box;
+    const row = el("div", { class: "control-row" }, box, labelNode);
     // Sent once the user set it (or the schema gives it a default or requires it); left out otherwise.
-    const explicit = () => control.dataset.explicit === "1";
-    control.addEventListener("change", () => (control.dataset.explicit = "1"));
-    get = () => (explicit() || required || node.default !== undefined ? control.checked : undefined);
+    const explicit = () => box.dataset.explicit === "1";
+    box.addEventListener("change", () => (box.dataset.explicit = "1"));
+    get = () => (explicit() || required || node.default !== undefined ? box.checked : undefined);
     set = (value) => {
-      control.dataset.explicit = typeof value === "boolean" ? "1" : "";
-      control.checked = value === true;
+      box.dataset.explicit = typeof value === "boolean" ? "1" : "";
+      box.checked = value === true;
     };
-    wrap.append(...[row, describe, message].filter(Boolean));
+    place(row, describe, message);
   } else if (kind === "enum" || kind === "const") {
+    /** @type {unknown[]} */
     const values = kind === "const" ? [node.const] : node.enum;
-    control = el("select", { id, class: "control", onchange: changed, "aria-describedby": `${id}-msg` });
-    if (!required || node.default === undefined) control.append(el("option", { value: "", text: required ? "Choose…" : "—" }));
-    values.forEach((value, index) => control.append(el("option", { value: String(index), text: typeof value === "string" ? value : JSON.stringify(value) })));
+    const select = el("select", { id, class: "control", onchange: changed, "aria-describedby": `${id}-msg` });
+    control = select;
+    if (!required || node.default === undefined) select.append(el("option", { value: "", text: required ? "Choose…" : "—" }));
+    values.forEach((value, index) => select.append(el("option", { value: String(index), text: typeof value === "string" ? value : JSON.stringify(value) })));
     get = () => (control.value === "" ? undefined : values[Number(control.value)]);
     set = (value) => {
       const index = values.findIndex((v) => JSON.stringify(v) === JSON.stringify(value));
-      control.value = index < 0 ? "" : String(index);
+      select.value = index < 0 ? "" : String(index);
     };
-    wrap.append(...[labelNode, control, describe, message].filter(Boolean));
+    place(labelNode, select, describe, message);
   } else if (kind === "number" || kind === "integer") {
     control = el("input", {
       type: "number",
@@ -299,15 +370,18 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
     });
     get = () => (control.value.trim() === "" ? undefined : Number(control.value));
     set = (value) => (control.value = typeof value === "number" ? String(value) : "");
-    wrap.append(...[labelNode, control, describe, message].filter(Boolean));
+    place(labelNode, control, describe, message);
   } else if (kind === "string") {
     const long = (node.maxLength || 0) > 200 || /description|text|body|content|prompt|message/i.test(title);
-    const inputType = { email: "email", uri: "url", date: "date", "date-time": "datetime-local", time: "time" }[node.format] || "text";
-    control = long
+    /** @type {Record<string, string>} */
+    const inputTypes = { email: "email", uri: "url", date: "date", "date-time": "datetime-local", time: "time" };
+    const inputType = inputTypes[node.format] || "text";
+    const text = long
       ? el("textarea", { id, class: "control", rows: "3", oninput: changed, "aria-describedby": `${id}-msg` })
       : el("input", { type: inputType, id, class: "control", oninput: changed, "aria-describedby": `${id}-msg`, spellcheck: "false" });
-    if (node.examples && node.examples.length) control.placeholder = String(node.examples[0]);
-    else if (node.default === undefined && node.format) control.placeholder = node.format;
+    control = text;
+    if (node.examples && node.examples.length) text.placeholder = String(node.examples[0]);
+    else if (node.default === undefined && node.format) text.placeholder = node.format;
     get = () => {
       if (control.value === "") return required ? "" : undefined;
       if (inputType === "datetime-local") return new Date(control.value).toISOString();
@@ -316,10 +390,10 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
     set = (value) => {
       if (inputType === "datetime-local" && typeof value === "string" && value) {
         const date = new Date(value);
-        control.value = isNaN(date) ? "" : new Date(date.getTime() - date.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+        control.value = isNaN(date.getTime()) ? "" : new Date(date.getTime() - date.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
       } else control.value = typeof value === "string" ? value : value === undefined || value === null ? "" : String(value);
     };
-    wrap.append(...[labelNode, control, describe, message].filter(Boolean));
+    place(labelNode, control, describe, message);
   } else {
     control = el("textarea", { id, class: "control code", rows: "3", spellcheck: "false", oninput: changed, placeholder: "JSON", "aria-describedby": `${id}-msg` });
     get = () => {
@@ -331,7 +405,7 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
       }
     };
     set = (value) => (control.value = value === undefined ? "" : JSON.stringify(value, null, 2));
-    wrap.append(...[labelNode, control, describe, message].filter(Boolean));
+    place(labelNode, control, describe, message);
   }
 
   const check = () => {
@@ -345,7 +419,7 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
       try {
         JSON.parse(control.value);
       } catch (error) {
-        return problem(`not JSON: ${error.message}`);
+        return problem(`not JSON: ${error instanceof Error ? error.message : error}`);
       }
     }
     if (kind === "integer" && !Number.isInteger(value)) return problem("a whole number");
@@ -377,10 +451,18 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
   return { element: wrap, get, set, check, isEmpty };
 }
 
+/**
+ * The schema's defaults as a value (an object's from its properties').
+ * @param {unknown} schema
+ * @param {Schema} root
+ * @param {number} [depth]
+ * @returns {unknown}
+ */
 function defaults(schema, root, depth = 0) {
   const node = resolve(schema, root);
   if (node.default !== undefined) return node.default;
   if (kindOf(node) === "object" && depth < MAX_DEPTH) {
+    /** @type {Record<string, unknown>} */
     const out = {};
     for (const [name, child] of Object.entries(node.properties || {})) {
       const value = defaults(child, root, depth + 1);
@@ -391,8 +473,14 @@ function defaults(schema, root, depth = 0) {
   return undefined;
 }
 
+/**
+ * @param {unknown} schema the tool's inputSchema
+ * @param {{ fileParams?: string[], upload?: Files["upload"] }} [options]
+ */
 export function createForm(schema, { fileParams = [], upload } = {}) {
+  /** @type {Schema} */
   const root = schema && typeof schema === "object" ? schema : { type: "object" };
+  /** @type {(() => void)[]} */
   const listeners = [];
   let quiet = false;
   const changed = () => {
@@ -407,6 +495,7 @@ export function createForm(schema, { fileParams = [], upload } = {}) {
   return {
     element: top.element,
     value: () => top.get() || {},
+    /** @param {Record<string, unknown>} value */
     setValue(value) {
       quiet = true;
       try {
@@ -416,7 +505,7 @@ export function createForm(schema, { fileParams = [], upload } = {}) {
       }
     },
     validate: () => top.check(),
-    onChange: (fn) => listeners.push(fn),
+    onChange: (/** @type {() => void} */ fn) => listeners.push(fn),
     defaults: () => initial,
   };
 }

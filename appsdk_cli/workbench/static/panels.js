@@ -1,14 +1,44 @@
+// @ts-check
 // The inspector: traffic (the timeline from traffic.js), what the model reads, widget state (view and
 // edit), CSP violations and the host log, fed by the host frames' appsdkPreview.on(...) events.
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`the workbench page has no #${id}`);
+  return found;
+};
+/**
+ * @template {HTMLElement} T
+ * @param {string} id
+ * @param {new () => T} kind
+ * @returns {T}
+ */
+const element = (id, kind) => {
+  const found = $(id);
+  if (!(found instanceof kind)) throw new Error(`#${id} is not a ${kind.name}`);
+  return found;
+};
+
+/** @typedef {{ run: string, profile: string, tool: string }} Source which host frame an event came from */
+
+/**
+ * An error's message (duck-typed: a host frame's errors are not this window's Error).
+ * @param {unknown} error
+ */
+const messageOf = (error) =>
+  error && typeof error === "object" && "message" in error && typeof error.message === "string" ? error.message : String(error);
 const MAX_ENTRIES = 500;
 
+/** @param {string | number | undefined} value */
 function time(value) {
   const date = value ? new Date(value) : new Date();
   return date.toLocaleTimeString(undefined, { hour12: false, hour: "2-digit", minute: "2-digit", second: "2-digit" });
 }
 
+/**
+ * @param {{ what: string, where?: string, when?: string | number, text?: string, json?: unknown, level?: string }} parts
+ */
 function entry({ what, where, when, text, json, level }) {
   const item = document.createElement("li");
   item.className = "entry";
@@ -29,40 +59,57 @@ function entry({ what, where, when, text, json, level }) {
   return item;
 }
 
+/**
+ * @param {HTMLElement} list
+ * @param {HTMLElement} item
+ */
 function append(list, item) {
   list.querySelector(".empty")?.remove();
   list.append(item);
-  while (list.children.length > MAX_ENTRIES) list.firstElementChild.remove();
+  while (list.children.length > MAX_ENTRIES) list.firstElementChild?.remove();
 }
 
+/**
+ * @param {HTMLElement} list
+ * @param {string} text
+ */
 function empty(list, text) {
   if (!list.children.length) list.append(Object.assign(document.createElement("li"), { className: "empty", textContent: text }));
 }
 
+/**
+ * @param {{ onApplyState: (runId: string, state: unknown) => Promise<void>, onReadState: (runId: string) => Promise<unknown> }} hooks
+ */
 export function createPanels({ onApplyState, onReadState }) {
   const counts = { model: 0, csp: 0, log: 0, logBad: 0 };
-  const states = new Map(); // run id → last known widget state
+  /** @type {Map<string, unknown>} run id → last known widget state */
+  const states = new Map();
+  /** @type {AppsdkRun[]} */
   let runs = [];
+  /** @type {ReturnType<typeof import("./traffic.js").createTrafficPanel> | null} */
   let traffic = null;
+  /** @type {AppsdkTrafficRecord[]} */
   const waitingTraffic = [];
   let trafficFailed = false;
   let trafficAvailable = true;
 
   // -- tabs
-  const tabs = [...document.querySelectorAll("#inspector-tabs [role=tab]")];
+  const tabs = [...document.querySelectorAll("#inspector-tabs [role=tab]")].filter((tab) => tab instanceof HTMLElement);
+  /** @param {HTMLElement} tab */
   const select = (tab) => {
     for (const other of tabs) {
       const chosen = other === tab;
       other.setAttribute("aria-selected", String(chosen));
       other.tabIndex = chosen ? 0 : -1;
-      document.querySelector(`.panel[data-panel="${other.dataset.panel}"]`).hidden = !chosen;
+      const panel = document.querySelector(`.panel[data-panel="${other.dataset.panel}"]`);
+      if (panel instanceof HTMLElement) panel.hidden = !chosen;
     }
   };
   tabs.forEach((tab, index) => {
     tab.tabIndex = index === 0 ? 0 : -1;
     tab.addEventListener("click", () => select(tab));
     tab.addEventListener("keydown", (event) => {
-      const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+      const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
       if (!step) return;
       const next = tabs[(index + step + tabs.length) % tabs.length];
       select(next);
@@ -70,7 +117,13 @@ export function createPanels({ onApplyState, onReadState }) {
     });
   });
 
+  /** @param {Source | undefined} source */
   const where = (source) => (source ? `${source.tool} · ${source.profile}` : "");
+  /**
+   * @param {string} id
+   * @param {number | string} value
+   * @param {unknown} [bad]
+   */
   const count = (id, value, bad) => {
     const node = $(id);
     node.textContent = value ? String(value) : "";
@@ -98,6 +151,7 @@ export function createPanels({ onApplyState, onReadState }) {
       empty(fallbackList, "No messages yet.");
     });
 
+  /** @param {AppsdkTrafficRecord} record */
   function fallbackTraffic(record) {
     const arrow = `${record.from || "?"} → ${record.to || "?"}`;
     append(
@@ -112,11 +166,12 @@ export function createPanels({ onApplyState, onReadState }) {
   }
 
   // -- widget state
-  const stateRun = $("state-run");
-  const stateEditor = $("state-editor");
+  const stateRun = element("state-run", HTMLSelectElement);
+  const stateEditor = element("state-editor", HTMLTextAreaElement);
   const stateMessage = $("state-message");
   let editing = false;
   stateEditor.addEventListener("input", () => (editing = true));
+  /** @param {string} runId */
   const showState = (runId) => {
     if (editing && document.activeElement === stateEditor) return;
     const state = states.get(runId);
@@ -132,7 +187,7 @@ export function createPanels({ onApplyState, onReadState }) {
       showState(runId);
       stateMessage.textContent = "";
     } catch (error) {
-      stateMessage.textContent = error.message;
+      stateMessage.textContent = messageOf(error);
     }
   };
   stateRun.addEventListener("change", () => {
@@ -150,7 +205,7 @@ export function createPanels({ onApplyState, onReadState }) {
     try {
       state = stateEditor.value.trim() ? JSON.parse(stateEditor.value) : null;
     } catch (error) {
-      stateMessage.textContent = `Not JSON: ${error.message}`;
+      stateMessage.textContent = `Not JSON: ${messageOf(error)}`;
       stateEditor.setAttribute("aria-invalid", "true");
       return;
     }
@@ -161,22 +216,25 @@ export function createPanels({ onApplyState, onReadState }) {
       editing = false;
       stateMessage.textContent = "";
     } catch (error) {
-      stateMessage.textContent = error.message;
+      stateMessage.textContent = messageOf(error);
     }
   });
 
   empty($("model-entries"), "Nothing yet: run a tool.");
   empty($("csp-entries"), "No violations. A blocked fetch, script or image shows up here.");
   empty($("log-entries"), "The host log of every widget appears here.");
-  $("log-level").addEventListener("change", (event) => {
-    const wanted = event.target.value;
+  const logLevel = element("log-level", HTMLSelectElement);
+  logLevel.addEventListener("change", () => {
+    const wanted = logLevel.value;
     for (const item of $("log-entries").children) {
+      if (!(item instanceof HTMLElement)) continue;
       const level = item.dataset.level || "info";
       item.hidden = wanted === "warn" ? level === "info" : wanted === "error" ? level !== "error" : false;
     }
   });
 
   return {
+    /** @param {boolean} available the server records MCP traffic */
     setTrafficAvailable(available) {
       trafficAvailable = available;
       if (!available && !mount.querySelector(".server-waiting")) {
@@ -186,29 +244,40 @@ export function createPanels({ onApplyState, onReadState }) {
         mount.prepend(note);
       }
     },
+    /** @param {AppsdkTrafficRecord} record */
     traffic(record) {
       if (traffic) traffic.add(record);
       else if (trafficFailed) fallbackTraffic(record);
       else waitingTraffic.push(record);
     },
+    /**
+     * @param {AppsdkLogEntry} item
+     * @param {Source} [source]
+     */
     log(item, source) {
       const level = item.level || "info";
       const node = entry({ what: item.kind || "host", where: where(source), text: item.message, level });
-      const wanted = $("log-level").value;
+      const wanted = logLevel.value;
       node.hidden = wanted === "warn" ? level === "info" : wanted === "error" ? level !== "error" : false;
       append($("log-entries"), node);
       counts.log += 1;
       if (level !== "info") counts.logBad += 1;
       count("count-log", counts.logBad || "", counts.logBad);
     },
+    /**
+     * @param {AppsdkModelEvent} item
+     * @param {Source} [source]
+     */
     model(item, source) {
       append($("model-entries"), entry({ what: item.kind, where: where(source), when: item.time, json: item.params }));
       counts.model += 1;
       count("count-model", counts.model);
     },
+    /** @param {AppsdkRun} run */
     modelResult(run) {
+      /** @type {Partial<McpCallToolResult>} */
       const result = run.result || {};
-      const texts = (result.content || []).filter((b) => b && b.type === "text").map((b) => b.text);
+      const texts = (result.content || []).flatMap((b) => (b && b.type === "text" ? [b.text] : []));
       append(
         $("model-entries"),
         entry({
@@ -221,10 +290,18 @@ export function createPanels({ onApplyState, onReadState }) {
       counts.model += 1;
       count("count-model", counts.model);
     },
+    /**
+     * @param {unknown} state
+     * @param {Source} source
+     */
     widgetState(state, source) {
       states.set(source.run, state);
       if (stateRun.value === source.run) showState(source.run);
     },
+    /**
+     * @param {AppsdkCspEvent} item
+     * @param {Source} [source]
+     */
     csp(item, source) {
       // Libraries probe for eval and fall back when it is refused (zod does): worth a line, not an alarm.
       const probe = item.blockedURI === "eval";
@@ -236,6 +313,7 @@ export function createPanels({ onApplyState, onReadState }) {
       if (!probe) counts.csp += 1;
       count("count-csp", counts.csp, true);
     },
+    /** @param {AppsdkRun[]} list the runs with a widget */
     setRuns(list) {
       runs = list;
       const chosen = stateRun.value;

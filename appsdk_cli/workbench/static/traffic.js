@@ -1,3 +1,4 @@
+// @ts-check
 // The traffic panel: one timeline of trace records (appsdk_cli/trace.py describes the record), with a
 // filter, a JSON viewer, request/response pairing and a JSON-lines export. A plain module, no build step.
 //
@@ -18,8 +19,16 @@ const HAYSTACK_LIMIT = 20000; // characters of a message the text filter searche
 const STRING_PREVIEW = 600; // characters of a long string shown before "show all"
 const CHILDREN_PAGE = 200;
 const OPEN_DEPTH = 5; // levels of a message's JSON open at first // object keys / array items shown before "show more"
+/** @type {Record<string, string>} */
 const PARTIES = { appsdk: "appsdk", workbench: "workbench", server: "server", host: "host", widget: "widget" };
 
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {string} [className]
+ * @param {string} [text]
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -27,6 +36,7 @@ function el(tag, className, text) {
   return node;
 }
 
+/** @param {unknown} bytes */
 function formatSize(bytes) {
   if (typeof bytes !== "number" || !Number.isFinite(bytes)) return "";
   if (bytes < 1000) return `${bytes} B`;
@@ -34,6 +44,7 @@ function formatSize(bytes) {
   return `${(bytes / 1e6).toFixed(1)} MB`;
 }
 
+/** @param {unknown} ms */
 function formatDuration(ms) {
   if (typeof ms !== "number" || !Number.isFinite(ms)) return "";
   if (ms < 1) return "<1 ms";
@@ -41,6 +52,7 @@ function formatDuration(ms) {
   return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
 }
 
+/** @param {number} ms */
 function formatOffset(ms) {
   if (!Number.isFinite(ms)) return "";
   const sign = ms < 0 ? "-" : "";
@@ -50,31 +62,59 @@ function formatOffset(ms) {
   return `${sign}${minutes}:${((abs % 60000) / 1000).toFixed(3).padStart(6, "0")}`;
 }
 
+/** @param {unknown} id */
 function idText(id) {
   return id === null || id === undefined ? "" : String(id);
 }
 
 // A tool result with isError is an answer, but a failed one: it is marked like a JSON-RPC error.
+/** @param {AppsdkTrafficRecord} record */
 function isFailure(record) {
   if (record.kind === "error") return true;
-  const result = record.message && typeof record.message === "object" ? record.message.result : null;
-  return Boolean(result && typeof result === "object" && result.isError === true);
+  const message = /** @type {{ result?: unknown } | null | undefined} */ (record.message);
+  const result = message && typeof message === "object" ? message.result : null;
+  return Boolean(result && typeof result === "object" && "isError" in result && result.isError === true);
 }
 
+/**
+ * @param {AppsdkTrafficRecord} record
+ * @param {unknown} asker
+ */
 function pairKey(record, asker) {
   return `${record.channel}\u0000${record.run ?? ""}\u0000${asker}\u0000${JSON.stringify(record.id)}`;
 }
 
+/**
+ * One record in the panel.
+ * @typedef {object} Entry
+ * @property {AppsdkTrafficRecord} record
+ * @property {number} index its place in `all`
+ * @property {number} time
+ * @property {string | null} haystack what the text filter searches, made when first needed
+ * @property {Entry | null} partner a request's answer, an answer's request
+ */
+
+/**
+ * @param {HTMLElement} element
+ * @param {{ channels?: string[], filename?: string, title?: string, onSelect?: (record: AppsdkTrafficRecord | null) => void }} [options]
+ */
 export function createTrafficPanel(element, options = {}) {
   const channels = options.channels ?? ["mcp", "bridge", "openai"];
   const filename = options.filename ?? "trace.jsonl";
-  const all = []; // {record, index, time, haystack, partner}
-  let shown = []; // indexes into `all` that pass the filter
-  const openRequests = new Map(); // pairKey -> entry, requests waiting for their answer
+  /** @type {Entry[]} */
+  const all = [];
+  /** @type {number[]} indexes into `all` that pass the filter */
+  let shown = [];
+  /** @type {Map<string, Entry>} pairKey -> entry, requests waiting for their answer */
+  const openRequests = new Map();
+  /** @type {Record<string, number>} */
   const counts = Object.fromEntries(channels.map((c) => [c, 0]));
+  /** @type {{ words: string[], channels: Set<string>, hideNotifications: boolean }} */
   const filter = { words: [], channels: new Set(channels), hideNotifications: false };
+  /** @type {number | null} */
   let firstTime = null;
-  let selected = null; // entry
+  /** @type {Entry | null} */
+  let selected = null;
   let follow = true; // keep the newest row in view while the user has not scrolled up
   let frame = 0;
   let rebuild = false;
@@ -91,6 +131,7 @@ export function createTrafficPanel(element, options = {}) {
   const toggles = el("div", "traffic-toggles");
   toggles.setAttribute("role", "group");
   toggles.setAttribute("aria-label", "Channels");
+  /** @type {Record<string, HTMLButtonElement>} */
   const toggleButtons = {};
   for (const channel of channels) {
     const button = el("button", "traffic-toggle");
@@ -151,8 +192,10 @@ export function createTrafficPanel(element, options = {}) {
 
   // --- adding
 
+  /** @param {AppsdkTrafficRecord} record */
   function add(record) {
     if (!record || typeof record !== "object") return;
+    /** @type {Entry} */
     const entry = { record, index: all.length, time: Date.parse(record.time), haystack: null, partner: null };
     all.push(entry);
     if (firstTime === null && Number.isFinite(entry.time)) firstTime = entry.time;
@@ -162,6 +205,7 @@ export function createTrafficPanel(element, options = {}) {
     schedule();
   }
 
+  /** @param {Entry} entry */
   function pair(entry) {
     const record = entry.record;
     if (record.id === null || record.id === undefined) return;
@@ -178,6 +222,7 @@ export function createTrafficPanel(element, options = {}) {
     }
   }
 
+  /** @param {Entry} entry */
   function haystack(entry) {
     if (entry.haystack === null) {
       const r = entry.record;
@@ -195,6 +240,7 @@ export function createTrafficPanel(element, options = {}) {
     return entry.haystack;
   }
 
+  /** @param {Entry} entry */
   function passes(entry) {
     const r = entry.record;
     if (!filter.channels.has(r.channel) && channels.includes(r.channel)) return false;
@@ -228,11 +274,15 @@ export function createTrafficPanel(element, options = {}) {
     if (!frame) frame = requestAnimationFrame(draw);
   }
 
-  const drawn = new Map(); // entry index -> row element
+  /** @type {Map<number, HTMLElement>} entry index -> row element */
+  const drawn = new Map();
 
   function draw() {
     frame = 0;
-    for (const channel of channels) toggleButtons[channel].lastChild.textContent = counts[channel].toLocaleString("en-US");
+    for (const channel of channels) {
+      const count = toggleButtons[channel].lastChild;
+      if (count) count.textContent = counts[channel].toLocaleString("en-US");
+    }
     const filtered = shown.length !== all.length;
     total.textContent = filtered
       ? `${shown.length.toLocaleString("en-US")} of ${all.length.toLocaleString("en-US")}`
@@ -279,6 +329,7 @@ export function createTrafficPanel(element, options = {}) {
   });
   if (typeof ResizeObserver === "function") new ResizeObserver(() => schedule()).observe(viewport);
 
+  /** @param {Entry} entry */
   function makeRow(entry) {
     const r = entry.record;
     const row = el("div", "traffic-row");
@@ -311,6 +362,7 @@ export function createTrafficPanel(element, options = {}) {
     return row;
   }
 
+  /** @param {AppsdkTrafficRecord} record */
   function kindMark(record) {
     if (record.kind === "request") return "→";
     if (record.kind === "response") return isFailure(record) ? "✕" : "←";
@@ -320,6 +372,10 @@ export function createTrafficPanel(element, options = {}) {
 
   // --- selecting and the detail view
 
+  /**
+   * @param {Entry | null} entry
+   * @param {{ scroll?: boolean }} [how]
+   */
   function select(entry, { scroll = false } = {}) {
     selected = entry;
     if (entry === null) {
@@ -335,6 +391,10 @@ export function createTrafficPanel(element, options = {}) {
     if (typeof options.onSelect === "function") options.onSelect(entry ? entry.record : null);
   }
 
+  /**
+   * @param {Entry} entry
+   * @param {{ reveal?: boolean }} [how]
+   */
   function scrollToEntry(entry, { reveal = true } = {}) {
     let position = shown.indexOf(entry.index);
     if (position < 0 && reveal) {
@@ -360,7 +420,7 @@ export function createTrafficPanel(element, options = {}) {
 
   viewport.addEventListener("click", (event) => {
     const row = event.target instanceof Element ? event.target.closest(".traffic-row") : null;
-    if (!row || !row.dataset.index) return;
+    if (!(row instanceof HTMLElement) || !row.dataset.index) return;
     const entry = all[Number(row.dataset.index)];
     select(selected === entry ? null : entry);
     viewport.focus({ preventScroll: true });
@@ -384,6 +444,7 @@ export function createTrafficPanel(element, options = {}) {
     select(all[shown[next]], { scroll: true });
   });
 
+  /** @param {Entry} entry */
   function renderDetail(entry) {
     const r = entry.record;
     detail.hidden = false;
@@ -425,6 +486,7 @@ export function createTrafficPanel(element, options = {}) {
     // One line of what is always there, then lines only for what this record has.
     const facts = el("div", "traffic-facts");
     const summary = el("div", "traffic-facts-line");
+    /** @param {string} text @param {string} [cls] */
     const part = (text, cls = "") => {
       if (text) summary.append(el("span", `traffic-fact ${cls}`.trim(), text));
     };
@@ -448,6 +510,10 @@ export function createTrafficPanel(element, options = {}) {
     detail.replaceChildren(head, facts, tree);
   }
 
+  /**
+   * @param {HTMLElement} button
+   * @param {string} text
+   */
   function flash(button, text) {
     const before = button.textContent;
     button.textContent = text;
@@ -458,6 +524,12 @@ export function createTrafficPanel(element, options = {}) {
 
   // --- the JSON viewer: objects and arrays fold; children are built when first opened
 
+  /**
+   * @param {string | number | null} key
+   * @param {unknown} value
+   * @param {number} depth
+   * @returns {HTMLElement}
+   */
   function jsonNode(key, value, depth) {
     const isContainer = value !== null && typeof value === "object";
     if (!isContainer) {
@@ -514,6 +586,7 @@ export function createTrafficPanel(element, options = {}) {
     return node;
   }
 
+  /** @param {string | number} key */
   function keyLabel(key) {
     const label = el("span", typeof key === "number" ? "j-index" : "j-key", typeof key === "number" ? String(key) : JSON.stringify(key));
     const wrap = el("span", "j-keywrap");
@@ -521,6 +594,7 @@ export function createTrafficPanel(element, options = {}) {
     return wrap;
   }
 
+  /** @param {unknown} value */
   function scalar(value) {
     if (typeof value === "string") {
       const text = JSON.stringify(value);

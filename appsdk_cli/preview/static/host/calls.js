@@ -1,0 +1,319 @@
+// @ts-check
+// The tool call the view belongs to, and the host's answers on the MCP Apps bridge: ui/initialize,
+// tool-input exactly once per view then its result, approval, partial input, cancellation, a new
+// result, and the requests a view makes (tools/call, resources/*, ui/*).
+
+import { BridgeError, createBridge, logLevelOf, METHOD_NOT_FOUND, negotiateVersion } from "./bridge.js";
+import { hostCapabilities, hostContext } from "./context.js";
+import { markDeclaredModes, requestDisplayModeFromBridge } from "./controls.js";
+import { downloadAll } from "./files.js";
+import { $, addLog, short } from "./page.js";
+import {
+  closeWidget,
+  containerDimensions,
+  deviceOf,
+  loadWidget,
+  profileOf,
+  removeView,
+  setHeight,
+  teardownView,
+  toOpenai,
+  toWidget,
+} from "./view.js";
+
+/** @typedef {import("./page.js").Host} Host */
+
+/**
+ * What the model would see: context updates and the messages a widget adds to the conversation.
+ * @param {Host} host
+ * @param {string} kind
+ * @param {unknown} params
+ */
+export function model(host, kind, params) {
+  host.page.events.emit("model", { kind, params, time: new Date().toISOString() });
+}
+
+/**
+ * A tools/call from the view, or window.openai.callTool, through the preview server.
+ * @param {Host} host
+ * @param {string} name
+ * @param {unknown} args
+ * @param {"bridge" | "openai"} via
+ * @returns {Promise<McpCallToolResult>}
+ */
+export async function callTool(host, name, args, via) {
+  addLog(host.page, via, "info", `callTool ${name} ${short(args)}`);
+  try {
+    const bridgeName = via === "openai" ? "openai" : "mcp-apps";
+    const { result } = await host.page.api("/api/call", { name, arguments: args || {}, bridge: bridgeName });
+    addLog(host.page, via, result.isError ? "warn" : "info", `${name} → ${short(result.structuredContent ?? result.content)}`);
+    return result;
+  } catch (error) {
+    addLog(host.page, via, "error", `callTool ${name} refused: ${error instanceof Error ? error.message : error}`);
+    throw error;
+  }
+}
+
+/**
+ * resources/list and resources/templates/list, passed through to the server (serverResources).
+ * @param {Host} host
+ * @param {string} method
+ * @param {unknown} params
+ */
+async function forward(host, method, params) {
+  const { result } = await host.page.api("/api/forward", { method, params });
+  addLog(host.page, "bridge", "info", `${method} → ${short(result)}`);
+  return result;
+}
+
+/**
+ * The MCP Apps bridge's requests: method → handler returning the JSON-RPC result.
+ * @param {Host} host
+ * @returns {Record<string, import("./bridge.js").BridgeHandler>}
+ */
+function bridgeHandlers(host) {
+  const log = /** @param {AppsdkLogLevel} level @param {string} text @param {string} [link] */ (level, text, link) =>
+    addLog(host.page, "bridge", level, text, link);
+  return {
+    /** @param {import("./bridge.js").McpUiInitializeRequest["params"]} p @returns {import("./bridge.js").McpUiInitializeResult} */
+    "ui/initialize": (p) => {
+      const bridge = host.bridge;
+      bridge.initializeSeen = true;
+      const app = (p.appInfo && p.appInfo.name) || "widget";
+      const modes = p.appCapabilities && p.appCapabilities.availableDisplayModes;
+      bridge.appModes = Array.isArray(modes) ? modes : null;
+      log("info", `ui/initialize from ${app} (protocol ${p.protocolVersion})`);
+      markDeclaredModes(host);
+      const profile = profileOf(host);
+      return {
+        protocolVersion: negotiateVersion(p.protocolVersion, host.session.protocolVersion),
+        hostInfo: profile.hostInfo,
+        hostCapabilities: hostCapabilities(profile, host.session.template.declaredCsp),
+        hostContext: hostContext({
+          session: host.session,
+          state: host.state,
+          profile,
+          device: deviceOf(host),
+          containerDimensions: containerDimensions(host),
+        }),
+      };
+    },
+    "tools/call": (p) => callTool(host, p.name, p.arguments, "bridge"),
+    "resources/read": async (p) => (await host.page.api("/api/read", { uri: p.uri })).result,
+    "resources/list": (p) => forward(host, "resources/list", p),
+    "resources/templates/list": (p) => forward(host, "resources/templates/list", p),
+    /** @param {import("@modelcontextprotocol/ext-apps").McpUiOpenLinkRequest["params"]} p */
+    "ui/open-link": (p) => {
+      log("info", `ui/open-link ${p.url}`, p.url);
+      return {};
+    },
+    /** @param {import("@modelcontextprotocol/ext-apps").McpUiMessageRequest["params"]} p */
+    "ui/message": (p) => {
+      const text = (p.content || []).map((block) => ("text" in block ? block.text : undefined) ?? short(block)).join(" ");
+      log("info", `ui/message (${p.role || "user"}): ${text}`);
+      model(host, "message", p);
+      return {};
+    },
+    /** @param {import("@modelcontextprotocol/ext-apps").McpUiRequestDisplayModeRequest["params"]} p */
+    "ui/request-display-mode": (p) => requestDisplayModeFromBridge(host, p),
+    /** @param {import("@modelcontextprotocol/ext-apps").McpUiUpdateModelContextRequest["params"]} p */
+    "ui/update-model-context": (p) => {
+      log("info", `ui/update-model-context ${short(p)}`);
+      model(host, "update-model-context", p);
+      return {};
+    },
+    /** @param {import("@modelcontextprotocol/ext-apps").McpUiDownloadFileRequest["params"]} p */
+    "ui/download-file": (p) => {
+      const profile = profileOf(host);
+      if (!profile.downloadFile) throw new BridgeError(METHOD_NOT_FOUND, `${profile.label} has no hostCapabilities.downloadFile`);
+      const names = downloadAll(p);
+      log("info", `ui/download-file: ${names.join(", ") || "nothing to download"}`);
+      return {};
+    },
+    ping: () => ({}),
+  };
+}
+
+/**
+ * The view's notifications.
+ * @param {Host} host
+ * @param {string} method
+ * @param {Record<string, any>} p
+ */
+function onBridgeNotification(host, method, p) {
+  const bridge = host.bridge;
+  const log = /** @param {AppsdkLogLevel} level @param {string} text */ (level, text) => addLog(host.page, "bridge", level, text);
+  if (method === "ui/notifications/initialized") {
+    if (bridge.initialized) return; // tool-input goes exactly once per view
+    bridge.initialized = true;
+    if (bridge.held) {
+      log("info", "ui/notifications/initialized; tool-input held until the call is approved");
+      return;
+    }
+    const then = host.session.pending ? "tool-input (the call is in flight: tool-result follows)" : "tool-input, tool-result";
+    log("info", `ui/notifications/initialized → ${then}`);
+    sendInput(host);
+  } else if (method === "ui/notifications/size-changed") {
+    setHeight(host, p.height, "bridge");
+  } else if (method === "ui/notifications/request-teardown") {
+    log("info", "ui/notifications/request-teardown: the widget asks to close");
+    closeWidget(host, "the widget asked to close (ui/notifications/request-teardown)");
+  } else if (method === "notifications/message") {
+    log(logLevelOf(p.level), `log: ${typeof p.data === "string" ? p.data : short(p.data)}`);
+  } else {
+    log("info", `${method} ${short(p)}`);
+  }
+}
+
+/**
+ * A view's endpoint, wired to this host.
+ * @param {Host} host
+ * @param {boolean} held
+ */
+export function bridgeFor(host, held) {
+  return createBridge({
+    send: (message) => toWidget(host, message),
+    handlers: bridgeHandlers(host),
+    onNotification: (method, params) => onBridgeNotification(host, method, params),
+    log: (kind, level, message) => addLog(host.page, kind, level, message),
+    held,
+  });
+}
+
+/**
+ * tool-input exactly once per view, then the result it belongs to: at once, or (a call still in
+ * flight, session.pending) when sendResult brings it, unless the call is cancelled first.
+ * @param {Host} host
+ */
+function sendInput(host) {
+  const bridge = host.bridge;
+  bridge.inputSent = true;
+  bridge.notify("ui/notifications/tool-input", { arguments: host.session.arguments });
+  if (!host.session.pending && !bridge.cancelled) {
+    bridge.notify("ui/notifications/tool-result", host.session.result);
+    bridge.resultSent = true;
+  }
+  host.timing.changedAt = performance.now();
+  host.page.records.bridge.initialized = true;
+}
+
+// ---- the lifecycle commands: approval, partial input, cancel, a new result ------------------------
+
+/** @param {Host} host */
+export function approve(host) {
+  const bridge = host.bridge;
+  if (!bridge.held) throw new Error("nothing is waiting for approval");
+  if (bridge.cancelled) throw new Error("the call was cancelled");
+  bridge.held = false;
+  $("approval-bar").hidden = true;
+  addLog(host.page, "host", "info", "the call was approved");
+  const { session } = host;
+  toOpenai(host, {
+    type: "globals",
+    globals: {
+      toolInput: session.arguments,
+      toolOutput: session.result.structuredContent ?? null,
+      toolResponseMetadata: session.result._meta ?? null,
+    },
+  });
+  if (bridge.initialized) {
+    addLog(host.page, "bridge", "info", "approved → tool-input, tool-result");
+    sendInput(host);
+  }
+  host.timing.changedAt = performance.now();
+  return { approved: true };
+}
+
+/**
+ * @param {Host} host
+ * @param {Record<string, unknown>} args
+ */
+export function sendPartialInput(host, args) {
+  const bridge = host.bridge;
+  if (!bridge.initialized) throw new Error("the view has not completed ui/initialize yet");
+  if (bridge.inputSent) throw new Error("tool-input was already sent: partial input stops once the complete input is sent");
+  if (bridge.cancelled) throw new Error("the call was cancelled");
+  bridge.notify("ui/notifications/tool-input-partial", { arguments: args || {} });
+  addLog(host.page, "bridge", "info", `tool-input-partial ${short(args)}`);
+  return {};
+}
+
+/**
+ * @param {Host} host
+ * @param {unknown} [reason]
+ */
+export function cancelTool(host, reason) {
+  const bridge = host.bridge;
+  bridge.cancelled = true;
+  bridge.held = false;
+  $("approval-bar").hidden = true;
+  const p = reason ? { reason: String(reason) } : {};
+  addLog(host.page, "host", "info", `the call was cancelled${reason ? `: ${reason}` : ""}`);
+  if (bridge.initialized) bridge.notify("ui/notifications/tool-cancelled", p);
+  return { cancelled: true, sent: bridge.initialized };
+}
+
+/** @param {McpCallToolResult} result */
+export function showResult(result) {
+  const text = (result.content || []).flatMap((b) => (b.type === "text" ? [b.text] : []));
+  $("model-text").textContent = text.join("\n");
+  $("result").textContent = JSON.stringify(result, null, 2);
+}
+
+/**
+ * A new result for the live view (a re-run keeping widget state): tool-result again, and
+ * window.openai's toolOutput. tool-input is not repeated: it goes once per view.
+ * @param {Host} host
+ * @param {unknown} result
+ */
+export function sendResult(host, result) {
+  if (!result || typeof result !== "object") throw new Error("sendResult needs a CallToolResult object");
+  const called = /** @type {McpCallToolResult} */ (result);
+  const { session, bridge } = host;
+  session.result = called;
+  session.pending = false;
+  showResult(called);
+  toOpenai(host, {
+    type: "globals",
+    globals: { toolOutput: called.structuredContent ?? null, toolResponseMetadata: called._meta ?? null },
+  });
+  if (bridge.initialized && bridge.inputSent) {
+    bridge.notify("ui/notifications/tool-result", called);
+    bridge.resultSent = true;
+  }
+  addLog(host.page, "host", "info", `a new tool result for the widget: ${short(called.structuredContent ?? called.content)}`);
+  return {};
+}
+
+/**
+ * A new view of the template, read afresh.
+ * @param {Host} host
+ */
+export function reloadView(host) {
+  return loadWidget(host, { bridge: (held) => bridgeFor(host, held), modesChanged: () => markDeclaredModes(host) });
+}
+
+/**
+ * The standalone page's "Re-run and reload": the view is torn down (its answer awaited), the tool is
+ * called again, and a new view reads the template afresh and gets the new result.
+ * @param {Host} host
+ */
+export async function rerunAndReload(host) {
+  const button = /** @type {HTMLButtonElement} */ ($("reload"));
+  const { session } = host;
+  button.disabled = true;
+  try {
+    await teardownView(host);
+    removeView(host, `running ${session.tool.name} again…`, "running");
+    const { result } = await host.page.api("/api/rerun", {});
+    session.result = result;
+    showResult(result);
+    addLog(host.page, "host", "info", `${session.tool.name} ran again → ${short(result.structuredContent ?? result.content)}`);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    addLog(host.page, "host", "error", `re-running ${session.tool.name} failed: ${message}; reloading with the last result`);
+  } finally {
+    button.disabled = false;
+  }
+  await reloadView(host);
+}

@@ -1,0 +1,126 @@
+// @ts-check
+// The host being played: the state the page starts in (from its URL, the session's defaults and the
+// profile), and what the view is told of it (hostContext, hostCapabilities). Pure: no DOM, so
+// `node --test` drives it.
+
+import { isHostMode } from "./modes.js";
+
+/**
+ * @typedef {object} HostState
+ * @property {string} profile
+ * @property {string} device
+ * @property {McpUiTheme} theme
+ * @property {McpUiDisplayMode} displayMode
+ * @property {boolean} openai window.openai is given to the widget (besides the bridge)
+ * @property {string} locale
+ * @property {string} timeZone
+ * @property {boolean} cdn ChatGPT's CDN allowance
+ * @property {boolean} approval tool-input waits for the call's approval
+ * @property {unknown} widgetState
+ * @property {number | null} reportedHeight
+ * @property {import("./sizing.js").HeightSource | null} heightSource
+ * @property {boolean} [runawayLogged]
+ */
+
+/** @param {unknown} theme @returns {theme is McpUiTheme} */
+export const isTheme = (theme) => theme === "light" || theme === "dark";
+
+/** @param {string | null | undefined} zone */
+export function isTimeZone(zone) {
+  try {
+    return Boolean(zone) && Boolean(new Intl.DateTimeFormat("en", { timeZone: zone || undefined }));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The host's choices at start: the page's URL (a reload keeps them), else the session's defaults (the
+ * command line), else the profile's.
+ * @param {URLSearchParams} params
+ * @param {AppsdkSession} session
+ * @param {AppsdkProfileCatalog} catalog
+ * @returns {HostState}
+ */
+export function initialState(params, session, catalog) {
+  const defaults = session.defaults;
+  const asked = params.get("profile");
+  const name = asked && catalog.profiles[asked] ? asked : defaults.profile || catalog.defaultProfile;
+  const chosen = catalog.profiles[name] || catalog.profiles[catalog.defaultProfile];
+  const askedDevice = params.get("device");
+  const deviceName = askedDevice && catalog.devices[askedDevice] ? askedDevice : defaults.device || catalog.defaultDevice;
+  const zone = params.get("tz") || defaults.time_zone;
+  const displayMode = params.get("displayMode");
+  const legacyMode = params.get("mode");
+  const mode = isHostMode(displayMode) ? displayMode : isHostMode(legacyMode) ? legacyMode : defaults.display_mode;
+  const theme = params.get("theme");
+  return {
+    profile: chosen.name,
+    device: catalog.devices[deviceName] ? deviceName : catalog.defaultDevice,
+    theme: isTheme(theme) ? theme : defaults.theme,
+    displayMode: chosen.displayModes.includes(mode) ? mode : "inline",
+    openai: params.has("openai") ? params.get("openai") !== "0" : chosen.openai && !defaults.bridge_only,
+    locale: params.get("locale") || defaults.locale,
+    timeZone: zone && isTimeZone(zone) ? zone : Intl.DateTimeFormat().resolvedOptions().timeZone,
+    cdn: params.has("cdn") ? params.get("cdn") !== "0" : chosen.cdnAllowance.length > 0,
+    approval: params.get("approval") === "1",
+    widgetState: session.widgetState ?? null,
+    reportedHeight: null,
+    heightSource: null,
+  };
+}
+
+/**
+ * The query that keeps the host's choices across a reload of the page.
+ * @param {URLSearchParams} query the page's own query (other keys, such as run and embed, stay)
+ * @param {HostState} state
+ */
+export function rememberedQuery(query, state) {
+  const kept = new URLSearchParams(query);
+  kept.set("profile", state.profile);
+  kept.set("device", state.device);
+  kept.set("theme", state.theme);
+  kept.set("displayMode", state.displayMode);
+  kept.set("openai", state.openai ? "1" : "0");
+  kept.set("locale", state.locale);
+  kept.set("tz", state.timeZone);
+  kept.set("cdn", state.cdn ? "1" : "0");
+  kept.set("approval", state.approval ? "1" : "0");
+  return kept;
+}
+
+/**
+ * ui/initialize's hostContext.
+ * @param {{ session: AppsdkSession, state: HostState, profile: AppsdkProfile, device: AppsdkDevice, containerDimensions: McpUiHostContext["containerDimensions"] }} host
+ * @returns {McpUiHostContext}
+ */
+export function hostContext({ session, state, profile, device, containerDimensions }) {
+  return {
+    // The tool exactly as tools/list gave it: the spec's toolInfo.tool is a complete MCP Tool.
+    toolInfo: { tool: session.toolDefinition },
+    theme: state.theme,
+    // The profile's variables name a subset of the spec's keys (a host sets what it has).
+    styles: { variables: /** @type {import("@modelcontextprotocol/ext-apps").McpUiStyles} */ (profile.styles[state.theme]) },
+    displayMode: state.displayMode,
+    availableDisplayModes: profile.displayModes,
+    containerDimensions,
+    locale: state.locale,
+    timeZone: state.timeZone,
+    userAgent: profile.userAgent,
+    platform: device.platform,
+    deviceCapabilities: device.deviceCapabilities,
+    safeAreaInsets: device.safeAreaInsets,
+  };
+}
+
+/**
+ * ui/initialize's hostCapabilities: the profile's, with the widget's declared CSP as sandbox.csp.
+ * @param {AppsdkProfile} profile
+ * @param {McpUiResourceCsp | null} declaredCsp
+ * @returns {McpUiHostCapabilities}
+ */
+export function hostCapabilities(profile, declaredCsp) {
+  const capabilities = JSON.parse(JSON.stringify(profile.hostCapabilities));
+  if (declaredCsp) capabilities.sandbox = { csp: declaredCsp };
+  return capabilities;
+}

@@ -1,0 +1,264 @@
+// @ts-check
+// The view: the widget's frame on its own origin, the two channels to it (the MCP Apps bridge on the
+// window, window.openai on the bootstrap's port), its size, and when it has settled.
+
+import { createBridge } from "./bridge.js";
+import * as sizing from "./sizing.js";
+import { $, addLog, keepTraffic } from "./page.js";
+
+const TEARDOWN_WAIT_MS = 1500;
+
+/** @typedef {import("./page.js").Host} Host */
+
+/** @param {Host} host */
+export const profileOf = (host) => host.catalog.profiles[host.state.profile];
+/** @param {Host} host */
+export const deviceOf = (host) => host.catalog.devices[host.state.device];
+
+// ---- talking to the widget -----------------------------------------------------------------------
+
+/**
+ * The bridge: JSON-RPC 2.0 on the window, as the spec's PostMessageTransport reads it.
+ * @param {Host} host
+ * @param {import("./bridge.js").JsonRpcMessage} message
+ */
+export function toWidget(host, message) {
+  const target = host.frame && host.frame.contentWindow;
+  if (!target) return;
+  keepTraffic(host.page, host.page.recorder.record("bridge", "host", "widget", message));
+  target.postMessage(message, host.session.widgetOrigin);
+}
+
+/**
+ * @param {Host} host
+ * @param {AppsdkOpenaiToWidget} message
+ */
+export function toOpenai(host, message) {
+  if (!host.openaiPort) return;
+  if (host.state.openai) keepTraffic(host.page, host.page.recorder.record("openai", "host", "widget", message));
+  host.openaiPort.postMessage(message);
+}
+
+/**
+ * ui/notifications/host-context-changed, once the view is initialized.
+ * @param {Host} host
+ * @param {Partial<McpUiHostContext>} changed
+ */
+export function contextChanged(host, changed) {
+  if (host.bridge.initialized) host.bridge.notify("ui/notifications/host-context-changed", changed);
+}
+
+// ---- geometry ------------------------------------------------------------------------------------
+
+/** @param {Host} host */
+export function maxHeight(host) {
+  return sizing.maxHeight(host.state.displayMode, (host.frame && host.frame.clientHeight) || window.innerHeight);
+}
+
+/** @param {Host} host */
+export function containerDimensions(host) {
+  return sizing.containerDimensions({
+    mode: host.state.displayMode,
+    width: host.frame ? host.frame.clientWidth : profileOf(host).maxWidth,
+    fullscreenHeight: (host.frame && host.frame.clientHeight) || window.innerHeight,
+    inlineContainer: profileOf(host).inlineContainer,
+  });
+}
+
+/** @param {Host} host */
+export function applyHeight(host) {
+  const { frame, state } = host;
+  if (!frame) return;
+  if (state.displayMode === "fullscreen") {
+    frame.style.height = "";
+    host.page.events.emit("size", { height: frame.clientHeight });
+    return;
+  }
+  const size = sizing.frameHeight({ mode: state.displayMode, reported: state.reportedHeight, source: state.heightSource });
+  if (size.runaway && !state.runawayLogged) {
+    state.runawayLogged = true;
+    addLog(host.page, "host", "warn", `the widget asked for ${size.wanted} px; the preview stops at ${size.limit} px (a resize loop?)`);
+  }
+  frame.style.height = `${size.height}px`;
+  host.page.events.emit("size", { height: size.height });
+}
+
+/**
+ * A height from the widget (see sizing.HeightSource).
+ * @param {Host} host
+ * @param {unknown} height
+ * @param {import("./sizing.js").HeightSource} source
+ */
+export function setHeight(host, height, source) {
+  if (!sizing.acceptsHeight(height, source, host.state.heightSource)) return;
+  if (source !== "measured") host.state.heightSource = source;
+  host.state.reportedHeight = Math.ceil(height);
+  host.timing.changedAt = performance.now();
+  applyHeight(host);
+}
+
+// ---- what went wrong inside the widget -------------------------------------------------------------
+
+/**
+ * Why the widget has no data yet, or null once it took it, through either API.
+ * @param {Host} host
+ */
+export function dataProblem(host) {
+  const { bridge, health } = host;
+  if (bridge.initializeSeen && !bridge.initialized) {
+    return (
+      "the widget sent ui/initialize but never completed it (no ui/notifications/initialized):" +
+      " it may have rejected the host's answer"
+    );
+  }
+  if ((bridge.initialized && bridge.resultSent) || health.read.size > 0) return null;
+  if (bridge.held) return null; // waiting for approval is not a fault of the widget
+  return host.state.openai
+    ? "the widget never read its data: it neither completed ui/initialize nor read window.openai.toolOutput/toolInput"
+    : "the widget never completed ui/initialize, so it never got its data (window.openai was withheld)";
+}
+
+/** @param {import("./page.js").Page} page */
+export function problems(page) {
+  const host = page.host;
+  if (!host || !host.loaded) return ["the preview page never loaded the widget"];
+  const missing = dataProblem(host);
+  return [...new Set([...(missing ? [missing] : []), ...host.health.errors, ...host.health.loadFailures])];
+}
+
+/** @param {import("./page.js").Page} page */
+export function markSettled(page) {
+  page.records.settled = true;
+  page.events.emit("settled", {});
+}
+
+/**
+ * Settled: the document loaded, the widget took its data (the bridge delivered its tool result, or it
+ * read window.openai's), and its size stayed put for a moment. A widget that never does is settled a
+ * few seconds after load (and `problems()` says why), so a screenshot never hangs on it; a screenshot
+ * waits longer, since it fails the widget then, and a busy CI machine may be slow to start one.
+ * @param {Host} host
+ */
+function watchSettled(host) {
+  const giveUpMs = host.page.screenshot ? 8000 : 3000;
+  const started = host.frame;
+  const check = () => {
+    if (started !== host.frame) return;
+    const { bridge, health, timing } = host;
+    const now = performance.now();
+    const loadedAt = timing.loadedAt;
+    const connected = (bridge.initialized && bridge.resultSent) || health.read.size > 0 || bridge.held;
+    const quiet = now - timing.changedAt > 150;
+    if (loadedAt !== null && ((connected && quiet) || now - loadedAt > giveUpMs)) {
+      requestAnimationFrame(() => requestAnimationFrame(() => markSettled(host.page)));
+      // A screenshot reports it with the other problems; the live page says it once, in the log.
+      const missing = dataProblem(host);
+      if (missing && !host.page.screenshot) addLog(host.page, "host", "warn", `${missing} (${giveUpMs / 1000} s after it loaded)`);
+      return;
+    }
+    setTimeout(check, 30);
+  };
+  check();
+}
+
+// ---- the frame's lifecycle -----------------------------------------------------------------------
+
+/**
+ * ui/resource-teardown is a request: the host waits for the view's answer before removing it.
+ * @param {Host} host
+ */
+export async function teardownView(host) {
+  if (!host.frame || !host.bridge.initialized) return null;
+  const answer = await host.bridge.request("ui/resource-teardown", {}, TEARDOWN_WAIT_MS);
+  addLog(
+    host.page,
+    "bridge",
+    answer ? "info" : "warn",
+    answer ? "ui/resource-teardown answered" : `ui/resource-teardown: no answer within ${TEARDOWN_WAIT_MS} ms`,
+  );
+  return answer;
+}
+
+/**
+ * The frame goes (after its teardown was answered); a note takes its place, as #widget.
+ * @param {Host} host
+ * @param {string} text
+ * @param {string} className
+ */
+export function removeView(host, text, className) {
+  const note = document.createElement("p");
+  note.id = "widget";
+  note.className = `status ${className}`;
+  note.textContent = text;
+  if (host.frame) host.frame.replaceWith(note);
+  if (host.openaiPort) host.openaiPort.close();
+  host.openaiPort = null;
+  host.frame = null;
+  $("approval-bar").hidden = true;
+}
+
+/**
+ * @param {Host} host
+ * @param {string} why
+ */
+export async function closeWidget(host, why) {
+  if (!host.frame) return { answered: false, closed: false };
+  const answer = await teardownView(host);
+  removeView(host, host.page.embed ? `${why}.` : `${why}; “Re-run and reload” brings it back.`, "closed");
+  markSettled(host.page);
+  return { answered: Boolean(answer && !answer.error), closed: true };
+}
+
+/**
+ * A new view: a fresh frame reads the template, with a fresh bridge endpoint and health.
+ * @param {Host} host
+ * @param {{ bridge: (held: boolean) => import("./bridge.js").Bridge, modesChanged: () => void }} wiring
+ */
+export async function loadWidget(host, wiring) {
+  await teardownView(host);
+  if (host.openaiPort) host.openaiPort.close();
+  host.openaiPort = null;
+  const { state, page } = host;
+  host.bridge = wiring.bridge(state.approval);
+  host.health = { read: new Set(), errors: [], loadFailures: [] };
+  host.timing = { loadedAt: null, changedAt: performance.now() };
+  host.loaded = true;
+  page.records.settled = false;
+  page.records.bridge.initialized = false;
+  state.reportedHeight = null;
+  state.heightSource = null;
+  state.runawayLogged = false;
+  wiring.modesChanged();
+  $("approval-bar").hidden = !state.approval;
+  const old = $("widget");
+  const frame = document.createElement("iframe");
+  host.frame = frame;
+  frame.id = "widget";
+  frame.title = `${host.session.tool.name} widget`;
+  frame.setAttribute("sandbox", profileOf(host).sandbox);
+  const query = new URLSearchParams({
+    theme: state.theme,
+    displayMode: state.displayMode,
+    locale: state.locale,
+    maxHeight: String(maxHeight(host)),
+    openai: state.openai ? "1" : "0",
+    profile: state.profile,
+    device: state.device,
+    cdn: state.cdn ? "1" : "0",
+    approval: state.approval ? "1" : "0",
+  });
+  if (page.run !== null) query.set("run", page.run);
+  frame.src = `${host.session.widgetOrigin}/widget?${query}`;
+  frame.addEventListener("load", () => {
+    host.timing.loadedAt = performance.now();
+  });
+  old.replaceWith(frame);
+  applyHeight(host);
+  watchSettled(host);
+  return {};
+}
+
+/** An endpoint that is not connected to any view (before the first one loads). @returns {import("./bridge.js").Bridge} */
+export function detachedBridge() {
+  return createBridge({ send: () => {}, handlers: {}, onNotification: () => {}, log: () => {} });
+}

@@ -1,0 +1,55 @@
+// @ts-check
+// `appsdk dev`'s reloads, pushed after every save: the banner says what happened, and the last call
+// runs again (when its tool or the app's code changed) while the other widgets read their template
+// afresh.
+
+import { $, element } from "./bench.js";
+import { rerun } from "./runs.js";
+
+/** @typedef {import("./bench.js").Bench} Bench */
+
+/**
+ * The banner's text for a reload. Pure.
+ * @param {AppsdkReloadEvent} event
+ */
+export function reloadText(event) {
+  const changed = event.files || [];
+  const files = changed.slice(0, 3).join(", ") + (changed.length > 3 ? " …" : "");
+  return event.appOk
+    ? `Reloaded${event.seconds != null ? ` in ${event.seconds.toFixed(2)} s` : ""}${files ? ` (${files})` : ""}`
+    : `The app failed to import after saving ${files}; the widgets keep the last good version (see the terminal).`;
+}
+
+/**
+ * @param {Bench} bench
+ * @param {AppsdkReloadEvent} event
+ * @param {{ reloads: number, lastReloadAt?: number }} exposed window.appsdkWorkbench
+ */
+export async function onReload(bench, event, exposed) {
+  bench.reloads += 1;
+  exposed.reloads = bench.reloads;
+  exposed.lastReloadAt = Date.now(); // for benchmarks/workbench.py: when the push arrived
+  const banner = $("reload-banner");
+  banner.hidden = false;
+  banner.className = `banner${event.appOk ? "" : " error"}`;
+  $("reload-text").textContent = reloadText(event);
+  const notice = $("reload-notice");
+  notice.replaceChildren();
+  if (event.notice) {
+    // The notice is ours (the same text the terminal shows), with **bold** for the control to press.
+    for (const [index, part] of event.notice.split("**").entries()) {
+      notice.append(index % 2 ? Object.assign(document.createElement("b"), { textContent: part }) : part);
+    }
+  }
+  if (!event.appOk) return;
+  const done = [...bench.runs.values()].filter((run) => run.data.status === "done");
+  const last = done.sort((a, b) => b.data.sequence - a.data.sequence)[0];
+  const changedTools = event.tools ? [...(event.tools.changed || []), ...(event.tools.added || [])] : [];
+  const rerunLast =
+    last && element("rerun-on-change", HTMLInputElement).checked && (event.codeChanged || changedTools.includes(last.data.tool));
+  if (rerunLast) rerun(bench, last.data.id, { template: true });
+  for (const run of done) {
+    if (rerunLast && run === last) continue;
+    for (const frame of run.frames) frame.reloadTemplate();
+  }
+}

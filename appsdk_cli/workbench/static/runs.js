@@ -1,0 +1,240 @@
+// @ts-check
+// The runs: the conversation in the middle. A call from the composer, each run's card (its status,
+// what the model reads, its widgets), re-runs, and the run's frames following its outcome.
+
+import { $, api, element, hostOptions, messageOf } from "./bench.js";
+import { clearFrames, renderFrames } from "./frames.js";
+import { selectTool, syncFormFromJson } from "./tools.js";
+
+/** @typedef {import("./bench.js").Bench} Bench */
+/** @typedef {import("./bench.js").PageRun} PageRun */
+
+/**
+ * A run's status line and its timing, as ChatGPT words the call. Pure.
+ * @param {Pick<AppsdkRun, "status" | "tool" | "invoking" | "invoked" | "durationMs" | "result">} data
+ * @returns {[string, string]}
+ */
+export function statusText(data) {
+  const seconds = data.durationMs != null ? `${(data.durationMs / 1000).toFixed(2)} s` : "";
+  switch (data.status) {
+    case "running":
+      return [data.invoking || `Calling ${data.tool}…`, ""];
+    case "done":
+      return [data.invoked || (data.result && data.result.isError ? `${data.tool} returned an error` : `Called ${data.tool}`), seconds];
+    case "cancelled":
+      return ["Cancelled", seconds];
+    case "invalid":
+      return ["Not sent: the arguments do not fit the tool", ""];
+    default:
+      return ["The call failed", seconds];
+  }
+}
+
+/**
+ * Whether a run the page heard is older than the one it has: the POST's answer and the pushed events
+ * race, and the page keeps the newest. Pure.
+ * @param {Pick<AppsdkRun, "version">} heard
+ * @param {Pick<AppsdkRun, "version"> | null} kept
+ */
+export function isStale(heard, kept) {
+  return Boolean(kept && (heard.version ?? 0) < (kept.version ?? 0));
+}
+
+/**
+ * The composer's Run: the form's (or the JSON editor's) arguments, checked, then called.
+ * @param {Bench} bench
+ * @param {Event} [event]
+ */
+export async function submitRun(bench, event) {
+  if (event) event.preventDefault();
+  const selected = bench.selected;
+  const form = bench.form;
+  if (!selected || !form) return;
+  const jsonMode = $("tool-form-area").classList.contains("show-json");
+  let args;
+  if (jsonMode) {
+    args = syncFormFromJson(bench);
+    if (args === null) return;
+  }
+  const problems = form.validate();
+  $("form-problems").textContent = problems.length ? `Fix ${problems.length === 1 ? "this" : "these"} first: ${problems.join("; ")}` : "";
+  if (problems.length) {
+    const first = $("form-pane").querySelector(".field.invalid .control, .field.invalid input, .field.invalid select");
+    if (first instanceof HTMLElement && !jsonMode) first.focus();
+    return;
+  }
+  if (!jsonMode) args = form.value();
+  /** @type {{ run?: AppsdkRun }} */
+  const { run } = await api("/api/runs", { tool: selected.name, arguments: args, locale: hostOptions(bench).locale }).catch((error) => {
+    $("form-problems").textContent = messageOf(error);
+    return {};
+  });
+  if (run) {
+    upsertRun(bench, run);
+    bench.runs.get(run.id)?.element.scrollIntoView({ block: "start", behavior: "smooth" });
+  }
+}
+
+/** @param {AppsdkRun} data */
+function callText(data) {
+  const node = document.createDocumentFragment();
+  const tool = document.createElement("span");
+  tool.className = "tool";
+  tool.textContent = data.tool;
+  const args = Object.keys(data.arguments || {}).length ? JSON.stringify(data.arguments) : "";
+  node.append(tool, `(${args})`);
+  return node;
+}
+
+/**
+ * @param {HTMLElement} card
+ * @param {string} selector
+ */
+function part(card, selector) {
+  const found = card.querySelector(selector);
+  if (!(found instanceof HTMLElement)) throw new Error(`a run card has no ${selector}`);
+  return found;
+}
+
+/**
+ * A run the page heard of (its POST's answer, or a push): its card is made or updated, and its
+ * widgets follow its outcome.
+ * @param {Bench} bench
+ * @param {AppsdkRun} data
+ */
+export function upsertRun(bench, data) {
+  let run = bench.runs.get(data.id);
+  const previous = run ? run.data : null;
+  if (isStale(data, previous)) return;
+  if (!run) {
+    const template = element("run-template", HTMLTemplateElement).content.firstElementChild;
+    if (!template) throw new Error("#run-template is empty");
+    const card = /** @type {HTMLElement} */ (template.cloneNode(true));
+    run = { data, element: card, frames: [] };
+    bench.runs.set(data.id, run);
+    card.dataset.run = data.id;
+    part(card, '[data-action="rerun"]').addEventListener("click", () => rerun(bench, data.id));
+    part(card, '[data-action="cancel"]').addEventListener("click", () => api("/api/runs/cancel", { run: data.id }).catch(() => {}));
+    part(card, '[data-action="edit"]').addEventListener("click", () => editArguments(bench, data.id));
+    part(card, '[data-action="reload"]').addEventListener("click", () => reloadRun(bench, data.id));
+    const runs = $("runs");
+    const after = [...runs.children].find((child) => {
+      const other = child instanceof HTMLElement && child.dataset.run ? bench.runs.get(child.dataset.run) : undefined;
+      return other !== undefined && other.data.sequence > data.sequence;
+    });
+    runs.insertBefore(card, after || null);
+    $("runs-empty").hidden = true;
+  }
+  run.data = data;
+  const card = run.element;
+  card.dataset.status = data.status;
+  card.dataset.widget = data.widget ? "1" : "0";
+  part(card, ".call-text").replaceChildren(callText(data));
+  const [text, meta] = statusText(data);
+  part(card, ".status-text").textContent = text;
+  part(card, ".run-meta").textContent = [meta, data.calls > 1 ? `run ${data.calls}×` : ""].filter(Boolean).join(" · ");
+  const problem = part(card, ".run-problem");
+  const warnings = data.warnings || [];
+  problem.hidden = !data.error && !warnings.length;
+  problem.classList.toggle("warn", !data.error);
+  problem.textContent = data.error || warnings.join("\n");
+  renderModelText(card, data);
+  // A first call with a widget shows it while the call is in flight, as ChatGPT does: the views get
+  // tool-input now, then tool-result (newResult) or tool-cancelled (cancelCall) when the run ends.
+  if (data.status === "running" && data.widget && !data.calls && !run.frames.length) {
+    run.inFlight = true;
+    renderFrames(bench, run);
+  }
+  const finishedNow = data.status === "done" && (!previous || previous.status !== "done" || previous.calls !== data.calls);
+  if (finishedNow) {
+    bench.panels.modelResult(data);
+    if (data.widget && run.inFlight) {
+      run.inFlight = false;
+      for (const frame of run.frames) if (data.result) frame.newResult(data.result);
+    } else if (data.widget) renderFrames(bench, run, { fresh: Boolean(previous && previous.calls && previous.calls !== data.calls) });
+    else clearFrames(run);
+  } else if (run.inFlight && data.status !== "running") {
+    run.inFlight = false;
+    for (const frame of run.frames) frame.cancelCall(data.error || `the call ${data.status === "cancelled" ? "was cancelled" : "failed"}`);
+  }
+  bench.panels.setRuns([...bench.runs.values()].filter((r) => r.data.widget).map((r) => r.data));
+}
+
+/**
+ * What the model reads of the result: its text content and its structuredContent.
+ * @param {HTMLElement} card
+ * @param {AppsdkRun} data
+ */
+function renderModelText(card, data) {
+  const box = part(card, ".model-content");
+  const details = /** @type {HTMLDetailsElement} */ (part(card, ".model-text"));
+  box.replaceChildren();
+  const result = data.result;
+  details.hidden = !result;
+  if (!result) return;
+  const blocks = result.content || [];
+  const texts = blocks.flatMap((b) => (b && b.type === "text" ? [b.text] : []));
+  /** @param {string} text */
+  const label = (text) => Object.assign(document.createElement("div"), { className: "label", textContent: text });
+  box.append(label("content"));
+  for (const text of texts.length ? texts : ["(no text content)"]) box.append(Object.assign(document.createElement("p"), { textContent: text }));
+  const others = blocks.filter((b) => b && b.type !== "text");
+  if (others.length) box.append(Object.assign(document.createElement("p"), { textContent: `+ ${others.length} non-text block${others.length > 1 ? "s" : ""} (${others.map((b) => b.type).join(", ")})` }));
+  if (result.structuredContent !== undefined) {
+    box.append(label("structuredContent"));
+    box.append(Object.assign(document.createElement("pre"), { className: "json", textContent: JSON.stringify(result.structuredContent, null, 2) }));
+  }
+  if (!data.widget || result.isError) details.open = true;
+}
+
+/**
+ * @param {Bench} bench
+ * @param {string} id
+ */
+function editArguments(bench, id) {
+  const run = bench.runs.get(id);
+  const tool = run && bench.tools.find((t) => t.name === run.data.tool);
+  if (!run || !tool) return;
+  selectTool(bench, tool, { values: run.data.arguments });
+  /** @type {HTMLElement | null} */ ($("form-pane").querySelector("input, select, textarea"))?.focus();
+}
+
+/**
+ * @param {Bench} bench
+ * @param {string} id
+ * @param {{ template?: boolean }} [options]
+ */
+export async function rerun(bench, id, { template = false } = {}) {
+  const pending = bench.runs.get(id);
+  if (pending) pending.reloadTemplate = template;
+  await api("/api/runs/rerun", { run: id, locale: hostOptions(bench).locale })
+    .then(({ run }) => upsertRun(bench, run))
+    .catch((error) => {
+      const run = bench.runs.get(id);
+      if (run) {
+        const problem = part(run.element, ".run-problem");
+        problem.hidden = false;
+        problem.textContent = messageOf(error);
+      }
+    });
+}
+
+/**
+ * "Reload widget": call the tool again and render the fresh result in a freshly read template,
+ * keeping the widget state (the old preview's button reloaded the page and showed the old result).
+ * @param {Bench} bench
+ * @param {string} id
+ */
+function reloadRun(bench, id) {
+  return rerun(bench, id, { template: true });
+}
+
+/** @param {Bench} bench */
+export async function clearRuns(bench) {
+  for (const run of bench.runs.values()) for (const frame of run.frames) await frame.teardown();
+  for (const run of bench.runs.values()) run.element.remove();
+  bench.runs.clear();
+  await api("/api/runs/clear", {}).catch(() => {});
+  $("runs-empty").hidden = false;
+  bench.panels.setRuns([]);
+}

@@ -1,0 +1,179 @@
+// @ts-check
+// The tools: the list on the left (filter, keyboard), and the composer for the selected one (its
+// badges, the form generated from its inputSchema, and the JSON editor kept in step with it).
+
+import { $, api, element, messageOf } from "./bench.js";
+import { createForm } from "./form.js";
+
+/** @typedef {import("./bench.js").Bench} Bench */
+
+/**
+ * A new tools/list: the list redraws, and the selected tool's form follows a changed schema.
+ * @param {Bench} bench
+ * @param {AppsdkToolListing} listing
+ * @param {(info: AppsdkWorkbenchInfo) => void} setInfo
+ */
+export function setTools(bench, listing, setInfo) {
+  bench.tools = listing.tools || [];
+  const error = $("tools-error");
+  error.hidden = !listing.error;
+  error.textContent = listing.error ? `Could not list the tools: ${listing.error}` : "";
+  $("tool-count").textContent = bench.tools.length ? String(bench.tools.length) : "";
+  if (listing.serverInfo && bench.info) setInfo({ ...bench.info, serverInfo: listing.serverInfo });
+  renderToolList(bench);
+  if (bench.selected) {
+    const selected = bench.selected;
+    const fresh = bench.tools.find((t) => t.name === selected.name);
+    if (fresh && JSON.stringify(fresh.tool) !== JSON.stringify(selected.tool)) selectTool(bench, fresh, { keepValues: true });
+    else if (fresh) bench.selected = fresh;
+  } else if (bench.tools.length) {
+    selectTool(bench, bench.tools.find((t) => t.template) || bench.tools[0]);
+  }
+}
+
+/** @param {Bench} bench */
+export function renderToolList(bench) {
+  const filter = element("tool-filter", HTMLInputElement).value.trim().toLowerCase();
+  const list = $("tool-list");
+  list.replaceChildren();
+  const selectedName = bench.selected && bench.selected.name;
+  for (const tool of bench.tools) {
+    const haystack = `${tool.name} ${tool.title || ""} ${tool.description || ""}`.toLowerCase();
+    if (filter && !haystack.includes(filter)) continue;
+    const item = document.createElement("li");
+    item.className = "tool-item";
+    item.setAttribute("role", "option");
+    item.tabIndex = selectedName === tool.name ? 0 : -1;
+    item.dataset.tool = tool.name;
+    item.setAttribute("aria-selected", String(selectedName === tool.name));
+    const name = document.createElement("span");
+    name.className = "name";
+    name.textContent = tool.name;
+    const kind = document.createElement("span");
+    kind.className = `kind${tool.template ? " widget" : ""}`;
+    kind.textContent = tool.template ? "widget" : "text";
+    const title = document.createElement("span");
+    title.className = "title";
+    title.textContent = tool.title || tool.description || "";
+    item.append(name, kind, title);
+    item.addEventListener("click", () => selectTool(bench, tool));
+    item.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        selectTool(bench, tool);
+        /** @type {HTMLElement | null} */ ($("form-pane").querySelector("input, select, textarea, button"))?.focus();
+      } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        event.preventDefault();
+        const sibling = event.key === "ArrowDown" ? item.nextElementSibling : item.previousElementSibling;
+        if (sibling instanceof HTMLElement) sibling.focus();
+      }
+    });
+    list.append(item);
+  }
+  const first = list.firstElementChild;
+  if (!list.querySelector('[tabindex="0"]') && first instanceof HTMLElement) first.tabIndex = 0;
+}
+
+/**
+ * @param {string} text
+ * @param {string} [kind]
+ * @param {string} [title]
+ */
+function badge(text, kind, title) {
+  const item = document.createElement("li");
+  item.className = `badge${kind ? ` ${kind}` : ""}`;
+  item.textContent = text;
+  if (title) item.title = title;
+  return item;
+}
+
+/**
+ * @param {Bench} bench
+ * @param {AppsdkWorkbenchTool} tool
+ * @param {{ keepValues?: boolean, values?: Record<string, unknown> }} [options]
+ */
+export function selectTool(bench, tool, { keepValues = false, values } = {}) {
+  const previous = keepValues && bench.form ? bench.form.value() : null;
+  bench.selected = tool;
+  $("composer-empty").hidden = true;
+  $("composer-body").hidden = false;
+  $("tool-title").textContent = tool.title || tool.name;
+  $("tool-name").textContent = tool.name;
+  $("tool-description").textContent = tool.description || "";
+  const badges = $("tool-badges");
+  badges.replaceChildren();
+  if (tool.template) badges.append(badge("widget", "accent", tool.template));
+  if (tool.readOnly) badges.append(badge("read-only"));
+  if (tool.destructive) badges.append(badge("destructive", "warn"));
+  if (tool.openWorld) badges.append(badge("open world"));
+  if (tool.idempotent) badges.append(badge("idempotent"));
+  if (tool.widgetAccessible) badges.append(badge("widget may call", "", 'openai/widgetAccessible: the widget may call this tool'));
+  if (!tool.visibility.includes("model")) badges.append(badge("app only", "warn", "_meta.ui.visibility leaves out the model"));
+  if (tool.fileParams.length) badges.append(badge(`files: ${tool.fileParams.join(", ")}`, "", "openai/fileParams"));
+  if (tool.invoking) badges.append(badge(`“${tool.invoking}”`, "", "openai/toolInvocation/invoking"));
+  const form = createForm(tool.tool.inputSchema || { type: "object" }, { fileParams: tool.fileParams, upload: uploadFile });
+  bench.form = form;
+  form.onChange(() => syncJsonFromForm(bench));
+  $("form-pane").replaceChildren(form.element);
+  if (values) form.setValue(values);
+  else if (previous) form.setValue(previous);
+  syncJsonFromForm(bench);
+  $("form-problems").textContent = "";
+  $("tool-json").textContent = JSON.stringify(tool.tool, null, 2);
+  renderToolList(bench);
+}
+
+/**
+ * Into the host's file store (the same one window.openai.uploadFile uses), base64 over JSON.
+ * @param {File} file
+ * @returns {Promise<AppsdkStoredFile>}
+ */
+async function uploadFile(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return api("/api/files", { fileName: file.name, mimeType: file.type || "application/octet-stream", data: btoa(binary) });
+}
+
+/** @param {Bench} bench */
+export function syncJsonFromForm(bench) {
+  const editor = element("json-editor", HTMLTextAreaElement);
+  editor.value = JSON.stringify(bench.form ? bench.form.value() : {}, null, 2);
+  $("json-message").textContent = "";
+  editor.removeAttribute("aria-invalid");
+}
+
+/**
+ * The JSON editor's arguments into the form; null (and a message) when they are not a JSON object.
+ * @param {Bench} bench
+ * @returns {Record<string, unknown> | null}
+ */
+export function syncFormFromJson(bench) {
+  const editor = element("json-editor", HTMLTextAreaElement);
+  const text = editor.value;
+  try {
+    const value = text.trim() ? JSON.parse(text) : {};
+    if (!value || typeof value !== "object" || Array.isArray(value)) throw new Error("the arguments must be a JSON object");
+    if (bench.form) bench.form.setValue(value);
+    $("json-message").textContent = "";
+    editor.removeAttribute("aria-invalid");
+    return value;
+  } catch (error) {
+    $("json-message").textContent = messageOf(error);
+    editor.setAttribute("aria-invalid", "true");
+    return null;
+  }
+}
+
+/**
+ * @param {Bench} bench
+ * @param {"form" | "json"} which
+ */
+export function showEditor(bench, which) {
+  const json = which === "json";
+  $("tool-form-area").classList.toggle("show-json", json);
+  $("tab-form").setAttribute("aria-selected", String(!json));
+  $("tab-json").setAttribute("aria-selected", String(json));
+  if (json) syncJsonFromForm(bench);
+  else syncFormFromJson(bench);
+}
