@@ -50,7 +50,7 @@ def test_wheel_carries_the_scaffolds(tmp_path: Path):
     assert "appsdk_cli/scaffolds/book-club/widgets/book-list.html" in names
     # The preview's host page and widget bootstrap are package data: `appsdk preview` needs them installed.
     for static in ("host.html", "host/main.js", "host/bridge.js", "host.css", "bootstrap.js"):
-        assert f"appsdk_cli/preview/static/{static}" in names
+        assert f"appsdk_cli/host/static/{static}" in names
     # So is the workbench's page (`appsdk dev` and `appsdk preview` without a TOOL serve it).
     for static in ("workbench.html", "workbench.js", "workbench.css", "form.js", "panels.js", "icon.svg"):
         assert f"appsdk_cli/workbench/static/{static}" in names

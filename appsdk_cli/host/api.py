@@ -2,7 +2,7 @@
 
 GET  /                     the host page (host.html) under the host page's CSP
 GET  /api/session          what the page needs to play the host for a run (?run=ID; none: the default run)
-GET  /api/profiles         the host profiles and devices (profiles.py), for host.js and the workbench
+GET  /api/profiles         the host profiles and devices (profiles.py), for the host page and the workbench
 GET  /files/<id>           a stored file's bytes: the download URL window.openai hands out (CORS: the widget)
 GET  /<path>               a file under the static folder (static.py): the page's scripts and styles
 POST /api/call             a widget's tools/call or window.openai.callTool, forwarded to the real server
@@ -61,13 +61,13 @@ def _unknown_run(run_id: str) -> HttpError:
 
 
 def _run_id(request: Request) -> str:
-    """The run a POST names: in the query string (host.js adds its own), or in the body."""
+    """The run a POST names: in the query string (the host page adds its own), or in the body."""
     body = request.body or {}
     return request.query.get("run") or (body.get("run") if isinstance(body.get("run"), str) else DEFAULT_RUN)
 
 
 def _session(request: Request) -> PreviewSession:
-    """The session of the run the request names; a run that is not here is the JSON 404 host.js shows."""
+    """The session of the run the request names; a run that is not here is the JSON 404 the host page shows."""
     run_id = _run_id(request)
     try:
         return request.host.view(run_id)[0]

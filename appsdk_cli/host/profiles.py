@@ -1,6 +1,6 @@
 """Host profiles and devices: what each host the preview can play says and allows, as plain data.
 
-The host page (static/host.js) reads all of it from `/api/profiles` and plays the profile named by
+The host page (static/host/, its ES modules) reads all of it from `/api/profiles` and plays the profile named by
 `?profile=` on the device named by `?device=`; the widget document's bootstrap config and its CSP take
 the same two names (`widget_globals`, `widget_csp`). One table, so `appsdk preview`, its screenshots and
 the workbench present a widget identically.

@@ -1,8 +1,8 @@
 """The host's static files: the host page, its scripts and styles, and the bootstrap injected into widgets.
 
-They still live in preview/static/ while the front-end is rewritten as ES modules; when the folder moves
-to host/static/, `STATIC` is the one line that changes. `send_static` serves a file by its path under a
-folder (subfolders too: the page is several ES modules), never anything outside it.
+They live in host/static/: the host page (host.html, host.css), its ES modules (host/*.js, served as
+/host/NAME.js) and the widget's bootstrap. `send_static` serves a file by its path under a folder
+(subfolders too: the page is several ES modules), never anything outside it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from appsdk_cli.host.handler import HttpError, Request
 
-STATIC = Path(__file__).resolve().parent.parent / "preview" / "static"
+STATIC = Path(__file__).resolve().parent / "static"
 
 # What is served, and as what (a module script must be text/javascript, and nosniff makes the browser hold
 # every file to its type). Anything else under the folder is not served.

@@ -7,9 +7,9 @@ import { HOST, python } from "./helpers.mjs";
 
 const context = await import(`${HOST}context.js`);
 const sizing = await import(`${HOST}sizing.js`);
-const catalog = python("from appsdk_cli.preview.profiles import profiles_json", "profiles_json()");
+const catalog = python("from appsdk_cli.host.profiles import profiles_json", "profiles_json()");
 const defaults = python(
-  "from dataclasses import asdict\nfrom appsdk_cli.preview.session import PreviewOptions",
+  "from dataclasses import asdict\nfrom appsdk_cli.host.session import PreviewOptions",
   "asdict(PreviewOptions())",
 );
 // The SDK's zod schemas: the same judge tests/test_preview_spec.py uses in the browser.

@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
-export const HOST = new URL("../../appsdk_cli/preview/static/host/", import.meta.url).href;
+export const HOST = new URL("../../appsdk_cli/host/static/host/", import.meta.url).href;
 export const WORKBENCH = new URL("../../appsdk_cli/workbench/static/", import.meta.url).href;
 
 /**

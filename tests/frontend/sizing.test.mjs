@@ -6,7 +6,7 @@ import { HOST, python } from "./helpers.mjs";
 
 const sizing = await import(`${HOST}sizing.js`);
 const modes = await import(`${HOST}modes.js`);
-const catalog = python("from appsdk_cli.preview.profiles import profiles_json", "profiles_json()");
+const catalog = python("from appsdk_cli.host.profiles import profiles_json", "profiles_json()");
 
 test("the tallest a view may be: the caps inline and in pip, what the window gives fullscreen", () => {
   assert.equal(sizing.maxHeight("inline", 900), 640);

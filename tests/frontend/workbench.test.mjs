@@ -7,7 +7,7 @@ import { WORKBENCH, python } from "./helpers.mjs";
 const { statusText, isStale } = await import(`${WORKBENCH}runs.js`);
 const { frameProfiles } = await import(`${WORKBENCH}frames.js`);
 const { reloadText } = await import(`${WORKBENCH}reloads.js`);
-const catalog = python("from appsdk_cli.preview.profiles import profiles_json", "profiles_json()");
+const catalog = python("from appsdk_cli.host.profiles import profiles_json", "profiles_json()");
 const profiles = Object.values(catalog.profiles).map((p) => ({ name: p.name, label: p.label }));
 
 const run = { tool: "plan-trip", invoking: null, invoked: null, durationMs: 1234, result: { content: [] } };
