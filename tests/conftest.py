@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import fcntl
+import itertools
 import os
+import random
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +23,121 @@ import pytest
 from appsdk_cli.scaffold import WidgetFlavor, scaffold
 
 REPO = Path(__file__).resolve().parent.parent
+
+# --- lanes: which tests drive Chromium, third-party programs, or take long --------------------------------
+# Applied here rather than in each file, from what a test uses, so a new browser or interop test is marked
+# by the fixture it asks for. The quick lane: pytest -m "not browser and not interop and not slow".
+
+BROWSER_MODULES = {
+    "test_preview_browser",
+    "test_preview_hostapi",
+    "test_preview_spec",
+    "test_preview_real_apps",
+    "test_traffic_panel",
+    "test_workbench_browser",
+    "test_conformance",
+}
+INTEROP_MODULES = {
+    "test_interop",
+    "test_eras_interop",
+    "test_auth_interop",
+    "test_auth_conformance",
+    "test_conformance",
+    "test_real_servers",
+    "test_preview_real_apps",
+    "test_react",  # the React template's npm packages and Vite
+}
+# Files whose every test takes seconds of its own (npm installs, builds, a wheel, long waits by design).
+SLOW_MODULES = {"test_react", "test_tunnel_lifetimes", "test_dev_lifetimes"}
+SLOW_TESTS = {"test_wheel_carries_the_scaffolds"}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    grouping = config.pluginmanager.hasplugin("xdist")
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        skip_reasons = " ".join(str(mark.kwargs.get("reason", "")) for mark in item.iter_markers("skipif"))
+        if module in BROWSER_MODULES or "browser" in item.fixturenames or "Chromium" in skip_reasons:
+            item.add_marker(pytest.mark.browser)
+        if module in INTEROP_MODULES or "node_clients" in item.fixturenames:
+            item.add_marker(pytest.mark.interop)
+        if module in SLOW_MODULES or item.originalname in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+        # Under xdist (--dist loadgroup) the tests of a file that share a module-scoped fixture (a Chromium,
+        # a server, a conformance run) stay on one worker, so it is set up once, not once per worker.
+        if grouping and any(defs[-1].scope == "module" for defs in item._fixtureinfo.name2fixturedefs.values() if defs):
+            item.add_marker(pytest.mark.xdist_group(module))
+
+
+# --- no process outlives the run: not on failure, not on Ctrl-C, not on SIGTERM -----------------------------
+
+
+def _descendants(pid: int) -> list[int]:
+    from appsdk_cli.proctree import descendants
+
+    return descendants(pid)
+
+
+def _end_every_descendant() -> None:
+    """SIGTERM, then SIGKILL, every process this pytest started and their process groups (fixture servers
+    run in sessions of their own, so what they start is found by group even once they are gone)."""
+    me = os.getpid()
+    own_group = os.getpgid(0)
+    pids = _descendants(me)
+    groups = set()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            groups.add(os.getpgid(pid))
+    groups.discard(own_group)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for group in groups:
+            with contextlib.suppress(OSError):
+                os.killpg(group, sig)
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        if sig == signal.SIGTERM and pids:
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline and any(pid_alive(pid) for pid in pids):
+                time.sleep(0.05)
+
+
+def _interrupted(signum, frame) -> None:
+    # As Ctrl-C: pytest stops, tears its fixtures down (stopping their servers) and exits; atexit sweeps.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config) -> None:
+    signal.signal(signal.SIGTERM, _interrupted)
+    atexit.register(_end_every_descendant)
+
+
+def pytest_unconfigure(config) -> None:
+    _end_every_descendant()
+
+
+# --- one machine, several pytest workers: ports and installs they must not share ------------------------
+
+WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+# Below Linux's ephemeral range (32768+), where no client connection takes a port from under a server;
+# a slice to each worker, so two workers never pick the same one, walked from a random start (other runs
+# on the machine) and round robin (a port comes back only after the whole slice, so no test meets the
+# previous tenant's TIME_WAIT or remembered era).
+_SLICE = 2000
+_FIRST = 16000 + _SLICE * (WORKER % 8)
+_START = random.randrange(_SLICE)
+_PORTS = itertools.cycle([*range(_FIRST + _START, _FIRST + _SLICE), *range(_FIRST, _FIRST + _START)])
+
+
+@contextlib.contextmanager
+def machine_lock(name: str) -> Iterator[None]:
+    """Held while one worker installs something the others then use (a venv, node_modules, a build)."""
+    with open(Path(tempfile.gettempdir()) / f"{name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @pytest.fixture
@@ -47,9 +168,15 @@ def appsdk_home_of_the_test(tmp_path_factory, monkeypatch) -> Path:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A port nothing listens on, from this worker's own range (the next free one, round robin)."""
+    for port in itertools.islice(_PORTS, _SLICE):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port in this worker's range")
 
 
 def wait_for_port(port: int, process: subprocess.Popen | None = None, timeout: float = 30.0) -> None:
@@ -120,6 +247,8 @@ def serve(
         env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        # A group of its own: an interrupted run ends the server and whatever it started (killpg).
+        start_new_session=True,
     )
     try:
         wait_for_port(port, process)
@@ -261,12 +390,13 @@ INSPECTOR = (
 
 @pytest.fixture(scope="session")
 def node_clients() -> Path:
-    if not INSPECTOR.is_file() or not (INTEROP / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        # `npm install`, not `npm ci`: an optional dependency in this tree is missing from some registries.
-        installed = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund"], cwd=INTEROP, capture_output=True, text=True, timeout=600
-        )
-        assert installed.returncode == 0, installed.stdout + installed.stderr
+    with machine_lock("appsdk-tests-interop-npm"):
+        if not INSPECTOR.is_file() or not (INTEROP / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+            # `npm install`, not `npm ci`: an optional dependency in this tree is missing from some registries.
+            installed = subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund"], cwd=INTEROP, capture_output=True, text=True, timeout=600
+            )
+            assert installed.returncode == 0, installed.stdout + installed.stderr
     return INTEROP
 
 
