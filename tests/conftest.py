@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
+import io
 import itertools
 import os
 import random
@@ -225,6 +226,29 @@ def appsdk(*args: str, cwd: Path | None = None, env: dict[str, str] | None = Non
         text=True,
         timeout=timeout,
     )
+
+
+def appsdk_in_process(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):
+    """The `appsdk` command line run inside this process: the same main(), exit code, stdout and stderr as
+    `appsdk(...)`, without starting an interpreter. For the many one-line error cases; the real child keeps
+    a test for each mode and exit code."""
+    from appsdk_cli.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code: int = 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "argv", ["appsdk", *args])
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        if cwd is not None:
+            patch.chdir(cwd)
+        patch.setattr(sys, "stdout", out)
+        patch.setattr(sys, "stderr", err)
+        try:
+            main()
+        except SystemExit as exited:
+            code = exited.code if isinstance(exited.code, int) else (0 if exited.code is None else 1)
+    return subprocess.CompletedProcess(["appsdk", *args], code, out.getvalue(), err.getvalue())
 
 
 @dataclass
