@@ -294,19 +294,45 @@ def book_club(request, tmp_path: Path) -> Path:
     return scaffold("book-club", tmp_path, flavor=request.param).path
 
 
-@pytest.fixture
-def book_club_server(book_club: Path) -> Iterator[RunningServer]:
-    server = serve_project(book_club)
-    yield server
-    stop(server.process)
+class ServedScaffolds:
+    """One `python server.py` of the scaffolded book-club per widget flavor, started when first asked for
+    and kept for the session: the scaffold keeps no state, and the tests that use it only read from it."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._servers: dict[WidgetFlavor, RunningServer] = {}
+
+    def of(self, flavor: WidgetFlavor) -> RunningServer:
+        if flavor not in self._servers:
+            self._servers[flavor] = serve_project(
+                scaffold("book-club", self._folder / flavor.name.lower(), flavor=flavor).path
+            )
+        server = self._servers[flavor]
+        assert server.process.poll() is None, f"the shared {flavor.value} scaffold server exited"
+        return server
+
+    def stop(self) -> None:
+        for server in self._servers.values():
+            stop(server.process)
+
+
+@pytest.fixture(scope="session")
+def served_scaffolds(tmp_path_factory) -> Iterator[ServedScaffolds]:
+    served = ServedScaffolds(tmp_path_factory.mktemp("served-scaffolds"))
+    yield served
+    served.stop()
 
 
 @pytest.fixture
-def app_server(tmp_path: Path) -> Iterator[RunningServer]:
+def book_club_server(request, book_club: Path, served_scaffolds: ServedScaffolds) -> RunningServer:
+    """The scaffold of book_club's flavor, served (the session's one: the same files as book_club's)."""
+    return served_scaffolds.of(request.node.callspec.params["book_club"])
+
+
+@pytest.fixture
+def app_server(served_scaffolds: ServedScaffolds) -> RunningServer:
     """The scaffolded app (MCP Apps flavor) served by `python server.py`, for tests of other commands."""
-    server = serve_project(scaffold("book-club", tmp_path).path)
-    yield server
-    stop(server.process)
+    return served_scaffolds.of(WidgetFlavor.MCP_APPS)
 
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
