@@ -344,7 +344,9 @@ def serve_fixture(script: str, *args: str, env: dict[str, str] | None = None) ->
     return serve([sys.executable, str(FIXTURES / script), "http", str(port), *args], port, env=env)
 
 
-@pytest.fixture(scope="module")
+# The eras and workbench fixture servers keep no state a test could trip over (cancelled calls are told
+# apart by their seconds), so each starts once per session, not once per file that uses it.
+@pytest.fixture(scope="session")
 def eras_app() -> Iterator[RunningServer]:
     """tests/fixtures/eras_server.py: stateless streamable HTTP with JSON answers, both eras."""
     server = serve_fixture("eras_server.py")
@@ -352,7 +354,7 @@ def eras_app() -> Iterator[RunningServer]:
     stop(server.process)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def eras_stateful() -> Iterator[RunningServer]:
     """tests/fixtures/eras_server.py with sessions and event-stream answers (2025 elicitation)."""
     server = serve_fixture("eras_server.py", "--stateful")
@@ -360,7 +362,7 @@ def eras_stateful() -> Iterator[RunningServer]:
     stop(server.process)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def trip_app() -> Iterator[RunningServer]:
     """tests/fixtures/workbench_app.py: every kind of form field, a widget, files and slow tools."""
     port = free_port()
