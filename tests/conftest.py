@@ -73,48 +73,71 @@ def pytest_collection_modifyitems(config, items) -> None:
 # --- no process outlives the run: not on failure, not on Ctrl-C, not on SIGTERM -----------------------------
 
 
-def _descendants(pid: int) -> list[int]:
-    from appsdk_cli.proctree import descendants
+class _Sweep:
+    """The processes this pytest started, as last seen, swept at exit.
 
-    return descendants(pid)
+    Looked at again when a signal arrives, before anything dies: under xdist a worker that is stopped
+    mid-test takes no fixture teardown with it, and its servers, orphaned, are no longer our descendants
+    by then. A process is remembered with its start time, so a pid the kernel has since given to someone
+    else is never signalled."""
 
+    def __init__(self) -> None:
+        self.seen: dict[int, tuple[str, int]] = {}  # pid -> (start time, process group)
 
-def _end_every_descendant() -> None:
-    """SIGTERM, then SIGKILL, every process this pytest started and their process groups (fixture servers
-    run in sessions of their own, so what they start is found by group even once they are gone)."""
-    me = os.getpid()
-    own_group = os.getpgid(0)
-    pids = _descendants(me)
-    groups = set()
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            groups.add(os.getpgid(pid))
-    groups.discard(own_group)
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for group in groups:
+    @staticmethod
+    def _started(pid: int) -> str | None:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+        except (OSError, IndexError):
+            return None
+
+    def look(self) -> None:
+        from appsdk_cli.proctree import descendants
+
+        for pid in descendants(os.getpid()):
+            started = self._started(pid)
             with contextlib.suppress(OSError):
-                os.killpg(group, sig)
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, sig)
-        if sig == signal.SIGTERM and pids:
+                if started is not None:
+                    self.seen[pid] = (started, os.getpgid(pid))
+
+    def end(self) -> None:
+        """SIGTERM, then SIGKILL, every process still running that this pytest started, with its process
+        group (fixture servers run in sessions of their own, so what they started goes with them)."""
+        self.look()
+        own_group = os.getpgid(0)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            alive = [pid for pid, (started, _) in self.seen.items() if self._started(pid) == started]
+            if not alive:
+                return
+            for group in {self.seen[pid][1] for pid in alive} - {own_group}:
+                with contextlib.suppress(OSError):
+                    os.killpg(group, sig)
+            for pid in alive:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, sig)
             deadline = time.monotonic() + 3
-            while time.monotonic() < deadline and any(pid_alive(pid) for pid in pids):
+            while sig == signal.SIGTERM and time.monotonic() < deadline and any(pid_alive(pid) for pid in alive):
                 time.sleep(0.05)
 
 
+_SWEEP = _Sweep()
+
+
 def _interrupted(signum, frame) -> None:
-    # As Ctrl-C: pytest stops, tears its fixtures down (stopping their servers) and exits; atexit sweeps.
+    # As Ctrl-C: pytest stops, tears its fixtures down (stopping their servers) and exits; atexit sweeps
+    # what is left, including what a worker stopped mid-test left orphaned.
+    _SWEEP.look()
     raise KeyboardInterrupt(f"signal {signum}")
 
 
 def pytest_configure(config) -> None:
     signal.signal(signal.SIGTERM, _interrupted)
-    atexit.register(_end_every_descendant)
+    signal.signal(signal.SIGINT, _interrupted)
+    atexit.register(_SWEEP.end)
 
 
 def pytest_unconfigure(config) -> None:
-    _end_every_descendant()
+    _SWEEP.end()
 
 
 # --- one machine, several pytest workers: ports and installs they must not share ------------------------
