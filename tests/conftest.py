@@ -48,9 +48,21 @@ INTEROP_MODULES = {
     "test_preview_real_apps",
     "test_react",  # the React template's npm packages and Vite
 }
-# Files whose every test takes seconds of its own (npm installs, builds, a wheel, long waits by design).
+# Files whose every test takes seconds of its own (npm installs, builds, a wheel, long waits by design),
+# and the tests that took 15 s or more in a full serial run on a shared 2-core machine (--durations).
 SLOW_MODULES = {"test_react", "test_tunnel_lifetimes", "test_dev_lifetimes"}
-SLOW_TESTS = {"test_wheel_carries_the_scaffolds"}
+SLOW_TESTS = {
+    "test_wheel_carries_the_scaffolds",
+    "test_readme_ci_job_fails_a_pull_request_only_on_a_breaking_change",
+    "test_needs_review_pair_passes_and_lists_what_waits_for_review",
+    "test_goes_live_pair_passes_with_the_caching_note",
+    "test_live_mode_reports_what_path_mode_reports",
+    "test_scaffold_contract_round_trips_byte_for_byte",
+    "test_next_lines_work_as_typed_in_a_new_terminal",
+    "test_foreign_host_is_refused_unless_allowed",
+    "test_dev_serves_both_eras_and_sse",
+    "test_generated_tests_pass",
+}
 
 
 def pytest_collection_modifyitems(config, items) -> None:
