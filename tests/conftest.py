@@ -65,6 +65,8 @@ SLOW_TESTS = {
 }
 
 
+# First: xdist's worker reads the xdist_group marks (into the node ids) in its own hook of this name.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items) -> None:
     grouping = config.pluginmanager.hasplugin("xdist")
     for item in items:
@@ -80,6 +82,12 @@ def pytest_collection_modifyitems(config, items) -> None:
         # a server, a conformance run) stay on one worker, so it is set up once, not once per worker.
         if grouping and any(defs[-1].scope == "module" for defs in item._fixtureinfo.name2fixturedefs.values() if defs):
             item.add_marker(pytest.mark.xdist_group(module))
+            if config.getvalue("loadgroup") and hasattr(item, "_id"):
+                # xdist 3.8 suffixes the group to item._nodeid, which pytest 9.2 no longer reads (it reads
+                # item._id), so the mark alone groups nothing: the suffix is written where pytest reads it.
+                from _pytest.nodeid import coerce_node_id
+
+                item._id = coerce_node_id(f"{item.nodeid}@{module}")
 
 
 # --- no process outlives the run: not on failure, not on Ctrl-C, not on SIGTERM -----------------------------
