@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import fcntl
+import io
+import itertools
 import os
+import random
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +24,164 @@ import pytest
 from appsdk_cli.scaffold import WidgetFlavor, scaffold
 
 REPO = Path(__file__).resolve().parent.parent
+
+# --- lanes: which tests drive Chromium, third-party programs, or take long --------------------------------
+# Applied here rather than in each file, from what a test uses, so a new browser or interop test is marked
+# by the fixture it asks for. The quick lane: pytest -m "not browser and not interop and not slow".
+
+BROWSER_MODULES = {
+    "test_preview_browser",
+    "test_preview_hostapi",
+    "test_preview_spec",
+    "test_preview_real_apps",
+    "test_traffic_panel",
+    "test_workbench_browser",
+    "test_conformance",
+}
+INTEROP_MODULES = {
+    "test_interop",
+    "test_eras_interop",
+    "test_auth_interop",
+    "test_auth_conformance",
+    "test_conformance",
+    "test_real_servers",
+    "test_preview_real_apps",
+    "test_react",  # the React template's npm packages and Vite
+}
+# Files whose every test takes seconds of its own (npm installs, builds, a wheel, long waits by design),
+# and the tests that took 15 s or more in a full serial run on a shared 2-core machine (--durations).
+SLOW_MODULES = {"test_react", "test_tunnel_lifetimes", "test_dev_lifetimes"}
+SLOW_TESTS = {
+    "test_wheel_carries_the_scaffolds",
+    "test_readme_ci_job_fails_a_pull_request_only_on_a_breaking_change",
+    "test_needs_review_pair_passes_and_lists_what_waits_for_review",
+    "test_goes_live_pair_passes_with_the_caching_note",
+    "test_live_mode_reports_what_path_mode_reports",
+    "test_scaffold_contract_round_trips_byte_for_byte",
+    "test_next_lines_work_as_typed_in_a_new_terminal",
+    "test_foreign_host_is_refused_unless_allowed",
+    "test_dev_serves_both_eras_and_sse",
+    "test_generated_tests_pass",
+}
+
+
+# First: xdist's worker reads the xdist_group marks (into the node ids) in its own hook of this name.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    grouping = config.pluginmanager.hasplugin("xdist")
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        skip_reasons = " ".join(str(mark.kwargs.get("reason", "")) for mark in item.iter_markers("skipif"))
+        if module in BROWSER_MODULES or "browser" in item.fixturenames or "Chromium" in skip_reasons:
+            item.add_marker(pytest.mark.browser)
+        if module in INTEROP_MODULES or "node_clients" in item.fixturenames:
+            item.add_marker(pytest.mark.interop)
+        if module in SLOW_MODULES or item.originalname in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+        # Under xdist (--dist loadgroup) the tests of a file that share a module-scoped fixture (a Chromium,
+        # a server, a conformance run) stay on one worker, so it is set up once, not once per worker.
+        if grouping and any(defs[-1].scope == "module" for defs in item._fixtureinfo.name2fixturedefs.values() if defs):
+            item.add_marker(pytest.mark.xdist_group(module))
+            if config.getvalue("loadgroup") and hasattr(item, "_id"):
+                # xdist 3.8 suffixes the group to item._nodeid, which pytest 9.2 no longer reads (it reads
+                # item._id), so the mark alone groups nothing: the suffix is written where pytest reads it.
+                from _pytest.nodeid import coerce_node_id
+
+                item._id = coerce_node_id(f"{item.nodeid}@{module}")
+
+
+# --- no process outlives the run: not on failure, not on Ctrl-C, not on SIGTERM -----------------------------
+
+
+class _Sweep:
+    """The processes this pytest started, as last seen, swept at exit.
+
+    Looked at again when a signal arrives, before anything dies: under xdist a worker that is stopped
+    mid-test takes no fixture teardown with it, and its servers, orphaned, are no longer our descendants
+    by then. A process is remembered with its start time, so a pid the kernel has since given to someone
+    else is never signalled."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, tuple[str, int]] = {}  # pid -> (start time, process group)
+
+    @staticmethod
+    def _started(pid: int) -> str | None:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+        except (OSError, IndexError):
+            return None
+
+    def look(self) -> None:
+        from appsdk_cli.proctree import descendants
+
+        for pid in descendants(os.getpid()):
+            started = self._started(pid)
+            with contextlib.suppress(OSError):
+                if started is not None:
+                    self.seen[pid] = (started, os.getpgid(pid))
+
+    def end(self) -> None:
+        """SIGTERM, then SIGKILL, every process still running that this pytest started, with its process
+        group (fixture servers run in sessions of their own, so what they started goes with them)."""
+        self.look()
+        own_group = os.getpgid(0)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            alive = [pid for pid, (started, _) in self.seen.items() if self._started(pid) == started]
+            if not alive:
+                return
+            for group in {self.seen[pid][1] for pid in alive} - {own_group}:
+                with contextlib.suppress(OSError):
+                    os.killpg(group, sig)
+            for pid in alive:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, sig)
+            deadline = time.monotonic() + 3
+            while sig == signal.SIGTERM and time.monotonic() < deadline and any(pid_alive(pid) for pid in alive):
+                time.sleep(0.05)
+
+
+_SWEEP = _Sweep()
+
+
+def _interrupted(signum, frame) -> None:
+    # As Ctrl-C: pytest stops, tears its fixtures down (stopping their servers) and exits; atexit sweeps
+    # what is left, including what a worker stopped mid-test left orphaned.
+    _SWEEP.look()
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config) -> None:
+    signal.signal(signal.SIGTERM, _interrupted)
+    signal.signal(signal.SIGINT, _interrupted)
+    atexit.register(_SWEEP.end)
+
+
+def pytest_unconfigure(config) -> None:
+    _SWEEP.end()
+
+
+# --- one machine, several pytest workers: ports and installs they must not share ------------------------
+
+WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+# Below Linux's ephemeral range (32768+), where no client connection takes a port from under a server;
+# a slice to each worker, so two workers never pick the same one, walked from a random start (other runs
+# on the machine) and round robin (a port comes back only after the whole slice, so no test meets the
+# previous tenant's TIME_WAIT or remembered era).
+_SLICE = 2000
+_FIRST = 16000 + _SLICE * (WORKER % 8)
+_START = random.randrange(_SLICE)
+_PORTS = itertools.cycle([*range(_FIRST + _START, _FIRST + _SLICE), *range(_FIRST, _FIRST + _START)])
+
+
+@contextlib.contextmanager
+def machine_lock(name: str) -> Iterator[None]:
+    """Held while one worker installs something the others then use (a venv, node_modules, a build)."""
+    with open(Path(tempfile.gettempdir()) / f"{name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @pytest.fixture
@@ -47,9 +212,15 @@ def appsdk_home_of_the_test(tmp_path_factory, monkeypatch) -> Path:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A port nothing listens on, from this worker's own range (the next free one, round robin)."""
+    for port in itertools.islice(_PORTS, _SLICE):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port in this worker's range")
 
 
 def wait_for_port(port: int, process: subprocess.Popen | None = None, timeout: float = 30.0) -> None:
@@ -100,6 +271,29 @@ def appsdk(*args: str, cwd: Path | None = None, env: dict[str, str] | None = Non
     )
 
 
+def appsdk_in_process(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None):
+    """The `appsdk` command line run inside this process: the same main(), exit code, stdout and stderr as
+    `appsdk(...)`, without starting an interpreter. For the many one-line error cases; the real child keeps
+    a test for each mode and exit code."""
+    from appsdk_cli.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code: int = 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "argv", ["appsdk", *args])
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        if cwd is not None:
+            patch.chdir(cwd)
+        patch.setattr(sys, "stdout", out)
+        patch.setattr(sys, "stderr", err)
+        try:
+            main()
+        except SystemExit as exited:
+            code = exited.code if isinstance(exited.code, int) else (0 if exited.code is None else 1)
+    return subprocess.CompletedProcess(["appsdk", *args], code, out.getvalue(), err.getvalue())
+
+
 @dataclass
 class RunningServer:
     process: subprocess.Popen
@@ -120,6 +314,8 @@ def serve(
         env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        # A group of its own: an interrupted run ends the server and whatever it started (killpg).
+        start_new_session=True,
     )
     try:
         wait_for_port(port, process)
@@ -141,19 +337,45 @@ def book_club(request, tmp_path: Path) -> Path:
     return scaffold("book-club", tmp_path, flavor=request.param).path
 
 
-@pytest.fixture
-def book_club_server(book_club: Path) -> Iterator[RunningServer]:
-    server = serve_project(book_club)
-    yield server
-    stop(server.process)
+class ServedScaffolds:
+    """One `python server.py` of the scaffolded book-club per widget flavor, started when first asked for
+    and kept for the session: the scaffold keeps no state, and the tests that use it only read from it."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._servers: dict[WidgetFlavor, RunningServer] = {}
+
+    def of(self, flavor: WidgetFlavor) -> RunningServer:
+        if flavor not in self._servers:
+            self._servers[flavor] = serve_project(
+                scaffold("book-club", self._folder / flavor.name.lower(), flavor=flavor).path
+            )
+        server = self._servers[flavor]
+        assert server.process.poll() is None, f"the shared {flavor.value} scaffold server exited"
+        return server
+
+    def stop(self) -> None:
+        for server in self._servers.values():
+            stop(server.process)
+
+
+@pytest.fixture(scope="session")
+def served_scaffolds(tmp_path_factory) -> Iterator[ServedScaffolds]:
+    served = ServedScaffolds(tmp_path_factory.mktemp("served-scaffolds"))
+    yield served
+    served.stop()
 
 
 @pytest.fixture
-def app_server(tmp_path: Path) -> Iterator[RunningServer]:
+def book_club_server(request, book_club: Path, served_scaffolds: ServedScaffolds) -> RunningServer:
+    """The scaffold of book_club's flavor, served (the session's one: the same files as book_club's)."""
+    return served_scaffolds.of(request.node.callspec.params["book_club"])
+
+
+@pytest.fixture
+def app_server(served_scaffolds: ServedScaffolds) -> RunningServer:
     """The scaffolded app (MCP Apps flavor) served by `python server.py`, for tests of other commands."""
-    server = serve_project(scaffold("book-club", tmp_path).path)
-    yield server
-    stop(server.process)
+    return served_scaffolds.of(WidgetFlavor.MCP_APPS)
 
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -165,7 +387,9 @@ def serve_fixture(script: str, *args: str, env: dict[str, str] | None = None) ->
     return serve([sys.executable, str(FIXTURES / script), "http", str(port), *args], port, env=env)
 
 
-@pytest.fixture(scope="module")
+# The eras and workbench fixture servers keep no state a test could trip over (cancelled calls are told
+# apart by their seconds), so each starts once per session, not once per file that uses it.
+@pytest.fixture(scope="session")
 def eras_app() -> Iterator[RunningServer]:
     """tests/fixtures/eras_server.py: stateless streamable HTTP with JSON answers, both eras."""
     server = serve_fixture("eras_server.py")
@@ -173,7 +397,7 @@ def eras_app() -> Iterator[RunningServer]:
     stop(server.process)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def eras_stateful() -> Iterator[RunningServer]:
     """tests/fixtures/eras_server.py with sessions and event-stream answers (2025 elicitation)."""
     server = serve_fixture("eras_server.py", "--stateful")
@@ -181,7 +405,7 @@ def eras_stateful() -> Iterator[RunningServer]:
     stop(server.process)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def trip_app() -> Iterator[RunningServer]:
     """tests/fixtures/workbench_app.py: every kind of form field, a widget, files and slow tools."""
     port = free_port()
@@ -261,12 +485,13 @@ INSPECTOR = (
 
 @pytest.fixture(scope="session")
 def node_clients() -> Path:
-    if not INSPECTOR.is_file() or not (INTEROP / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        # `npm install`, not `npm ci`: an optional dependency in this tree is missing from some registries.
-        installed = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund"], cwd=INTEROP, capture_output=True, text=True, timeout=600
-        )
-        assert installed.returncode == 0, installed.stdout + installed.stderr
+    with machine_lock("appsdk-tests-interop-npm"):
+        if not INSPECTOR.is_file() or not (INTEROP / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+            # `npm install`, not `npm ci`: an optional dependency in this tree is missing from some registries.
+            installed = subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund"], cwd=INTEROP, capture_output=True, text=True, timeout=600
+            )
+            assert installed.returncode == 0, installed.stdout + installed.stderr
     return INTEROP
 
 

@@ -552,6 +552,7 @@ def test_a_tool_that_only_needs_sign_in_is_not_told_to_succeed_with_no_arguments
     assert "succeed with no arguments" in findings["broken"].hint
 
 
+@pytest.mark.browser  # its --screenshot drives Chromium
 def test_preview_signs_in_as_call_does_and_takes_token(dev: DevServer, tmp_path: Path):
     env = call_env(tmp_path, tmp_path / "browser.log")
     shot = tmp_path / "shot.png"

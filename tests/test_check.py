@@ -13,10 +13,11 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import REPO, RunningServer, appsdk, free_port, serve, stop
+from conftest import REPO, RunningServer, appsdk, appsdk_in_process, free_port, serve, stop
 
 from appsdk_cli.checks import RULES
 from appsdk_cli.checks.htmlscan import allowed_by, outside_loads
@@ -113,6 +114,30 @@ def run_check(folder: Path, mode: str, *extra: str) -> tuple[subprocess.Complete
         return check_json("--url", server.url, *extra)
 
 
+@dataclass
+class Checked:
+    """The capability's verdict in the shape the assertions read from the CLI's CompletedProcess."""
+
+    returncode: int
+    stderr: str = ""
+
+
+def run_check_in_process(folder: Path, mode: str) -> tuple[Checked, dict]:
+    """As run_check, through the capability the command calls (no `appsdk` child): the same report as
+    `--json` prints and the exit code it takes. The CLI's modes and exit codes keep tests of their own."""
+    from appsdk_cli.checks import check_source, choose_source
+
+    if mode == "path":
+        source = choose_source(folder, None, timeout=30.0)
+        report = check_source(source, timeout=30.0)
+    else:
+        with serve_fixture(folder) as server:
+            source = choose_source(None, server.url, timeout=30.0)
+            report = check_source(source, timeout=30.0)
+    # Through JSON, as the CLI prints it, so tuples and lists compare as the CLI's output did.
+    return Checked(1 if report.failed else 0), json.loads(json.dumps(report.as_json(), ensure_ascii=False))
+
+
 def errors(report: dict) -> list[dict]:
     return [f for f in report["findings"] if f["severity"] == "error"]
 
@@ -133,7 +158,7 @@ CASES = [
 
 @pytest.mark.parametrize(("rule", "name", "mode"), CASES, ids=[f"{name}-{mode}" for _, name, mode in CASES])
 def test_the_rule_fires_and_no_other_error(rule: str, name: str, mode: str):
-    result, report = run_check(FIXTURES / name, mode)
+    result, report = run_check_in_process(FIXTURES / name, mode)
     fired = [f for f in report["findings"] if f["rule"] == rule]
     assert fired, report
     assert all(f["name"] == name and f["severity"] == SEVERITY[rule] for f in fired)
@@ -144,7 +169,7 @@ def test_the_rule_fires_and_no_other_error(rule: str, name: str, mode: str):
 
 
 def test_origins_outside_the_csp_are_each_named():
-    _, report = run_check(FIXTURES / "origin-not-in-csp", "path")
+    _, report = run_check_in_process(FIXTURES / "origin-not-in-csp", "path")
     messages = [f["message"] for f in report["findings"] if f["rule"] == "APPS505"]
     assert len(messages) == 2
     assert any("https://cdn.example.com" in m and "<script src>" in m for m in messages)
@@ -162,8 +187,8 @@ def test_the_scaffold_passes_with_no_errors(book_club: Path, mode: str):
 
 
 def test_both_modes_see_the_same_findings(book_club: Path):
-    _, from_path = run_check(book_club, "path")
-    _, live = run_check(book_club, "live")
+    _, from_path = run_check_in_process(book_club, "path")
+    _, live = run_check_in_process(book_club, "live")
     assert from_path["findings"] == live["findings"]
 
 
@@ -227,7 +252,7 @@ def test_unreachable_url_is_one_line_exit_1():
 )
 def test_app_import_failure_is_one_line_exit_1(tmp_path: Path, source: str, expected: str):
     (tmp_path / "server.py").write_text(source)
-    result = appsdk("check", str(tmp_path), env=NO_ENV_URL)
+    result = appsdk_in_process("check", str(tmp_path), env=NO_ENV_URL)
     assert result.returncode == 1
     assert expected in one_line_error(result)
 
@@ -258,7 +283,13 @@ def test_the_configured_app_is_used(tmp_path: Path):
     ids=["unknown-option", "path-and-url", "missing-folder", "bad-timeout"],
 )
 def test_bad_command_lines_exit_2(args: list[str]):
-    result = appsdk("check", *args, env=NO_ENV_URL)
+    result = appsdk_in_process("check", *args, env=NO_ENV_URL)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_bad_command_line_is_exit_2_from_the_real_command_line():
+    result = appsdk("check", "--timeout", "0", env=NO_ENV_URL)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
 
@@ -364,6 +395,6 @@ def test_rules_run_without_the_cli_and_with_no_csp_every_outside_origin_counts()
 )
 def test_annotation_hint_fits_what_was_checked(mode, spelled):
     # A project on disk is Python; a live server may be written in anything, so it gets the wire fields.
-    _, report = run_check(FIXTURES / "annotations-missing", mode)
+    _, report = run_check_in_process(FIXTURES / "annotations-missing", mode)
     hints = [f["hint"] for f in report["findings"] if f["rule"] == "APPS302"]
     assert hints and all(spelled in hint for hint in hints)

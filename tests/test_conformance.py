@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import free_port, stop, wait_for_port
+from conftest import free_port, machine_lock, stop, wait_for_port
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO.parent / "shared" / "peers" / "ext-apps-conformance"
@@ -67,26 +67,40 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def conformance_server() -> Iterator[str]:
-    assert (SUITE / "run.sh").is_file(), f"the conformance suite is missing: expected it at {SUITE}"
+def conformance_server() -> Iterator[str | None]:
+    if not (SUITE / "run.sh").is_file():
+        yield None  # each test says why (require_the_suite)
+        return
     port = free_port()
     log = WORK.with_suffix(".log")
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            ["bash", str(SUITE / "run.sh")],
-            env={**os.environ, "PORT": str(port), "CONFORMANCE_WORK": str(WORK)},
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        # The first run installs from the npm registry and builds; later runs only start the server.
-        wait_for_port(port, process, timeout=900)
-    except AssertionError as problem:
-        stop(process)
-        raise AssertionError(f"{problem}\n{log.read_text()[-4000:]}") from None
+    # One install and build at a time in WORK, whichever run or worker starts it.
+    with machine_lock("appsdk-ext-apps-conformance"):
+        with log.open("w") as output:
+            process = subprocess.Popen(
+                ["bash", str(SUITE / "run.sh")],
+                env={**os.environ, "PORT": str(port), "CONFORMANCE_WORK": str(WORK)},
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        try:
+            # The first run installs from the npm registry and builds; later runs only start the server.
+            wait_for_port(port, process, timeout=900)
+        except AssertionError as problem:
+            stop(process)
+            raise AssertionError(f"{problem}\n{log.read_text()[-4000:]}") from None
     yield f"http://127.0.0.1:{port}/mcp"
     stop(process)
+
+
+def require_the_suite(server: str | None) -> str:
+    """CI checks the suite out beside the repository, so there its absence fails; a fresh clone skips."""
+    if server is None:
+        missing = f"the conformance suite is missing: expected it at {SUITE} (CI checks it out there)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(missing)
+        pytest.skip(missing)
+    return server
 
 
 # ChatGPT (as probed) reports a fixed 400 px container height, so the suite finds its flexible-mode resize
@@ -96,6 +110,7 @@ FIXED_HEIGHT = {"chatgpt": {"dimensions/listen-size-changed"}}
 
 @pytest.mark.parametrize("profile", ["chatgpt", "mcp-apps", "claude"])
 def test_appsdk_preview_passes_the_standards_host_conformance_suite(conformance_server, tmp_path: Path, profile):
+    conformance_server = require_the_suite(conformance_server)
     # The runner starts $APPSDK itself; a wrapper adds the profile to its command line.
     appsdk = tmp_path / "appsdk"
     appsdk.write_text(f'#!/bin/sh\nexec "{APPSDK}" "$@" --profile {profile}\n')

@@ -123,6 +123,7 @@ def test_dev_serves_both_eras_and_sse(tmp_path: Path, home):
         stop(dev.process)
 
 
+@pytest.mark.browser  # its --screenshot drives Chromium
 def test_dev_sse_transport_works_with_call_check_and_preview(tmp_path: Path, home):
     from test_dev import start_dev
 

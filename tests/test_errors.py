@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import RunningServer, appsdk, free_port, serve, stop, wait_for_port
+from conftest import RunningServer, appsdk, appsdk_in_process, free_port, serve, stop, wait_for_port
 
 from appsdk_cli.scaffold import scaffold
 
@@ -139,12 +139,20 @@ URL_COMMANDS = [
 @pytest.mark.parametrize("command", URL_COMMANDS, ids=[" ".join(c[:2]) for c in URL_COMMANDS])
 @pytest.mark.parametrize("url", ["notaurl", "ftp://127.0.0.1/mcp", "http://:80/mcp", "http://127.0.0.1:99999/mcp"])
 def test_a_bad_url_is_exit_2_everywhere(command, url, tmp_path):
-    one_line(appsdk(*command, "--url", url, cwd=tmp_path, env={"APPSDK_HOME": str(tmp_path)}), 2)
+    one_line(appsdk_in_process(*command, "--url", url, cwd=tmp_path, env={"APPSDK_HOME": str(tmp_path)}), 2)
+
+
+def test_a_bad_url_is_exit_2_from_the_real_command_line(tmp_path):
+    one_line(appsdk("call", "x", "--url", "notaurl", cwd=tmp_path, env={"APPSDK_HOME": str(tmp_path)}), 2)
 
 
 @pytest.mark.parametrize("command", [("tools",), ("call", "x"), ("resources",)])
 def test_a_bad_appsdk_url_is_exit_2(command, tmp_path):
-    one_line(appsdk(*command, cwd=tmp_path, env={"APPSDK_URL": "notaurl"}), 2, "APPSDK_URL")
+    one_line(appsdk_in_process(*command, cwd=tmp_path, env={"APPSDK_URL": "notaurl"}), 2, "APPSDK_URL")
+
+
+def test_a_bad_appsdk_url_is_exit_2_from_the_real_command_line(tmp_path):
+    one_line(appsdk("tools", cwd=tmp_path, env={"APPSDK_URL": "notaurl"}), 2, "APPSDK_URL")
 
 
 @pytest.mark.parametrize("value", ["inf", "1e400", "nan", "-1", "0"])
@@ -152,7 +160,11 @@ def test_a_bad_appsdk_url_is_exit_2(command, tmp_path):
     "command", [("tools",), ("check",), ("apps", "installed"), ("preview", "x")], ids=lambda c: " ".join(c)
 )
 def test_an_unusable_timeout_is_exit_2(command, value, tmp_path):
-    one_line(appsdk(*command, "--timeout", value, cwd=tmp_path, env={"APPSDK_HOME": str(tmp_path)}), 2)
+    one_line(appsdk_in_process(*command, "--timeout", value, cwd=tmp_path, env={"APPSDK_HOME": str(tmp_path)}), 2)
+
+
+def test_an_unusable_timeout_is_exit_2_from_the_real_command_line(tmp_path):
+    one_line(appsdk("tools", "--timeout", "nan", cwd=tmp_path, env={"APPSDK_HOME": str(tmp_path)}), 2)
 
 
 # --- processes --------------------------------------------------------------------------------------------

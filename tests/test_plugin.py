@@ -344,6 +344,7 @@ def test_init_uses_the_url_and_the_reserved_tunnel_domain(tmp_path: Path):
     assert bad.returncode == 2 and "--url" in bad.stderr
 
 
+@pytest.mark.interop  # the MCP Apps example server, a Node program
 def test_init_reads_a_third_party_server(tmp_path: Path):
     """The MCP Apps example server (Node, not ours) as a live source: the plugin it yields passes."""
     node = shutil.which("node")
