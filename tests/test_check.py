@@ -125,7 +125,8 @@ class Checked:
 def run_check_in_process(folder: Path, mode: str) -> tuple[Checked, dict]:
     """As run_check, through the capability the command calls (no `appsdk` child): the same report as
     `--json` prints and the exit code it takes. The CLI's modes and exit codes keep tests of their own."""
-    from appsdk_cli.checks import check_source, choose_source
+    from appsdk_cli.checks import check_source
+    from appsdk_cli.snapshot import choose_source
 
     if mode == "path":
         source = choose_source(folder, None, timeout=30.0)
