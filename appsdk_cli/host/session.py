@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from appsdk_cli.appmeta import (
+    WIDGET_MIME_TYPES,
     Bridge,
     ToolMeta,
     tool_meta,
@@ -87,6 +88,31 @@ def widget_tools(tools: list[dict[str, Any]]) -> dict[Bridge, frozenset[str]]:
 def _pick_contents(result: dict[str, Any], uri: str) -> dict[str, Any] | None:
     contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
     return next((c for c in contents if c.get("uri") == uri), contents[0] if contents else None)
+
+
+def listing_meta(client: McpClient, uri: str) -> dict[str, Any] | None:
+    """The `_meta` the server's resource listing gives `uri` (read_template overlays the read contents' on
+    it); None when the server lists no resources or not this one."""
+    try:
+        resources = client.list_resources()
+    except ProtocolError:
+        resources = []
+    listed = next((r for r in resources if isinstance(r, dict) and r.get("uri") == uri), None)
+    return listed.get("_meta") if listed and isinstance(listed.get("_meta"), dict) else None
+
+
+def template_warnings(template: WidgetTemplate) -> list[str]:
+    """What is wrong with a widget template for ChatGPT: a MIME type it will not render, and a CSP whose
+    two declarations disagree."""
+    warnings: list[str] = []
+    if template.mime_type not in WIDGET_MIME_TYPES:
+        warnings.append(
+            f"{template.uri} is served as {template.mime_type or 'no MIME type'}, not"
+            f" {' or '.join(WIDGET_MIME_TYPES)}; ChatGPT will not render it"
+        )
+    if template.csp.disagreement:
+        warnings.append(template.csp.disagreement)
+    return warnings
 
 
 def read_template(

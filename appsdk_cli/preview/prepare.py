@@ -7,11 +7,10 @@ plain `PreviewSession`, which the preview server, a test or a script can use wit
 
 from __future__ import annotations
 
-from appsdk_cli.appmeta import WIDGET_MIME_TYPES, crash_hint, tool_crash, without_tool_crash
-from appsdk_cli.client import ProtocolError
+from appsdk_cli.appmeta import crash_hint, tool_crash, without_tool_crash
 from appsdk_cli.connection import Target, session
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.host.session import PreviewSession, read_template, widget_tools
+from appsdk_cli.host.session import PreviewSession, listing_meta, read_template, template_warnings, widget_tools
 from appsdk_cli.remote import call_tool, request_meta
 
 
@@ -46,20 +45,9 @@ def prepare(
     # remote.call_tool keeps its tool listing to itself, so a second session lists tools and resources.
     with session(target) as client:
         tools = client.list_tools()
-        try:
-            resources = client.list_resources()
-        except ProtocolError:
-            resources = []
-    listed = next((r for r in resources if isinstance(r, dict) and r.get("uri") == uri), None)
-    listed_meta = listed.get("_meta") if listed and isinstance(listed.get("_meta"), dict) else None
-    template = read_template(target, uri, listed_meta)
-    if template.mime_type not in WIDGET_MIME_TYPES:
-        warnings.append(
-            f"{uri} is served as {template.mime_type or 'no MIME type'}, not {' or '.join(WIDGET_MIME_TYPES)};"
-            " ChatGPT will not render it"
-        )
-    if template.csp.disagreement:
-        warnings.append(template.csp.disagreement)
+        listed = listing_meta(client, uri)
+    template = read_template(target, uri, listed)
+    warnings.extend(template_warnings(template))
     definition = next((t for t in tools if isinstance(t, dict) and t.get("name") == tool_name), None)
     return PreviewSession(
         target=target,

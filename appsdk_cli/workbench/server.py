@@ -421,29 +421,13 @@ class Workbench:
     def _template(self, client: McpClient, uri: str) -> tuple[WidgetTemplate | None, list[str]]:
         """The run's widget template, read in the call's own session (one handshake per run), and what is
         wrong with it for ChatGPT."""
-        from appsdk_cli.appmeta import WIDGET_MIME_TYPES
-        from appsdk_cli.client import ProtocolError
-        from appsdk_cli.host.session import read_template
+        from appsdk_cli.host.session import listing_meta, read_template, template_warnings
 
-        warnings: list[str] = []
         try:
-            resources = client.list_resources()
-        except ProtocolError:
-            resources = []
-        listed = next((r for r in resources if isinstance(r, dict) and r.get("uri") == uri), None)
-        listed_meta = listed.get("_meta") if listed and isinstance(listed.get("_meta"), dict) else None
-        try:
-            template = read_template(self.target, uri, listed_meta, client)
+            template = read_template(self.target, uri, listing_meta(client, uri), client)
         except AppsdkError as problem:
             return None, [f"the widget could not be read: {problem.message}"]
-        if template.mime_type not in WIDGET_MIME_TYPES:
-            warnings.append(
-                f"{template.uri} is served as {template.mime_type or 'no MIME type'}, not"
-                f" {' or '.join(WIDGET_MIME_TYPES)}; ChatGPT will not render it"
-            )
-        if template.csp.disagreement:
-            warnings.append(template.csp.disagreement)
-        return template, warnings
+        return template, template_warnings(template)
 
     def _show_pending(
         self,
