@@ -1,5 +1,5 @@
 // @ts-check
-// The traffic panel: one timeline of trace records (appsdk_cli/trace.py describes the record), with a
+// The traffic panel: one timeline of trace records (appsdk_cli/trace/record.py describes the record), with a
 // filter, a JSON viewer, request/response pairing and a JSON-lines export. A plain module, no build step.
 //
 //   import { createTrafficPanel } from "./traffic.js";

@@ -1,153 +1,33 @@
-"""Traffic traces: one record per message, in JSON lines, shared by `appsdk call --trace` and the workbench.
-
-A record is one JSON object (one line of a trace file):
-
-    {"time": "2026-12-01T12:00:00.123Z", "seq": 3, "channel": "mcp", "from": "appsdk", "to": "server",
-     "kind": "response", "method": "tools/call", "id": 2, "size": 412, "duration_ms": 18.4, "message": {...}}
-
-- `channel` is `mcp` (client <-> MCP server), `bridge` (MCP Apps postMessage between host and widget) or
-  `openai` (the `window.openai` API); `from`/`to` are `appsdk`, `workbench`, `server`, `host` or `widget`.
-- `kind` is `request`, `response`, `error` (a JSON-RPC error, or a request that got no answer at all) or
-  `notification`. A response's `method` is its request's; `id` is the JSON-RPC id (null for notifications).
-- `size` is the UTF-8 byte length of the message as compact JSON, taken before redaction.
-- `duration_ms` (responses and errors only) is the time since their request was recorded; null when the
-  request is not in the trace.
-- Optional: `run` (which workbench run), `status` (the HTTP status an error came with), `failure` (why a
-  request got no JSON-RPC answer; then `message` is null), `redacted` (true when secrets were blanked).
-
-Secrets never reach a record: values under keys such as `authorization`, `access_token`, `client_secret`
-or `password`, `Bearer …` credentials inside any string, and every value given to `Tracer.add_secret`
-are replaced by "[redacted]" before the record is kept, written or handed to a subscriber.
-
-The standard library only: `appsdk call` imports this on its fast path.
-"""
+"""The thread-safe Tracer that keeps, writes and hands out trace records, and the McpHook an MCP client
+calls for every message it sends or receives."""
 
 from __future__ import annotations
 
 import contextlib
 import itertools
 import json
-import re
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.trace.record import (
+    CHANNELS,
+    KINDS,
+    PARTIES,
+    dumps_record,
+    kind_of,
+    message_size,
+    now_iso,
+    open_trace_file,
+)
+from appsdk_cli.trace.redaction import Redactor
 
-CHANNELS = ("mcp", "bridge", "openai")
-PARTIES = ("appsdk", "workbench", "server", "host", "widget")
-KINDS = ("request", "response", "error", "notification")
-REDACTED = "[redacted]"
 DEFAULT_LIMIT = 10_000
 # Requests still waiting for their answer, per tracer: enough for any real session, bounded for a broken one.
 PENDING_LIMIT = 4_096
-
-# Compared after lower-casing and turning "-" into "_": `Authorization`, `x-api-key` and `client_secret` alike.
-SECRET_KEYS = frozenset(
-    {
-        "authorization",
-        "proxy_authorization",
-        "cookie",
-        "set_cookie",
-        "access_token",
-        "refresh_token",
-        "id_token",
-        "token",
-        "bearer",
-        "client_secret",
-        "code_verifier",
-        "api_key",
-        "apikey",
-        "x_api_key",
-        "password",
-        "secret",
-    }
-)
-# A credential after "Bearer": long and with a digit, so prose ("Bearer of bad news") is left alone.
-_BEARER = re.compile(r"\b(Bearer)\s+(?=[A-Za-z0-9\-._~+/]*\d)[A-Za-z0-9\-._~+/]{12,}=*", re.IGNORECASE)
-
-RECORD_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "appsdk trace record",
-    "type": "object",
-    "required": ["time", "channel", "from", "to", "kind", "method", "id", "size", "message"],
-    "properties": {
-        "time": {"type": "string", "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"},
-        "seq": {"type": "integer", "minimum": 1},
-        "channel": {"enum": list(CHANNELS)},
-        "from": {"enum": list(PARTIES)},
-        "to": {"enum": list(PARTIES)},
-        "kind": {"enum": list(KINDS)},
-        "method": {"type": ["string", "null"]},
-        "id": {"type": ["string", "integer", "null"]},
-        "size": {"type": "integer", "minimum": 0},
-        "duration_ms": {"type": ["number", "null"], "minimum": 0},
-        "run": {"type": "string"},
-        "status": {"type": "integer"},
-        "failure": {"type": "string"},
-        "redacted": {"const": True},
-        "message": {"type": ["object", "array", "null"]},
-    },
-    "allOf": [
-        # Only an answer has a duration; a request without an answer says why instead of carrying a message.
-        {
-            "if": {"properties": {"kind": {"enum": ["request", "notification"]}}},
-            "then": {"not": {"required": ["duration_ms"]}},
-        },
-        {"if": {"properties": {"message": {"type": "null"}}}, "then": {"required": ["failure"]}},
-        {"if": {"properties": {"kind": {"const": "notification"}}}, "then": {"properties": {"id": {"type": "null"}}}},
-    ],
-}
-
-
-class TraceFileError(UsageError):
-    """The trace file cannot be written (exit 2: the path on the command line is wrong)."""
-
-
-class TraceFormatError(AppsdkError):
-    """A trace file line is not a trace record."""
-
-
-# --- records -----------------------------------------------------------------------------------------
-
-
-def now_iso(at: float | None = None) -> str:
-    """UTC to the millisecond: now, or at `at` (seconds since the epoch)."""
-    stamp = datetime.now(UTC) if at is None else datetime.fromtimestamp(at, UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
-
-
-def compact(value: Any) -> str:
-    """The JSON text a record or message is measured and written as (what `JSON.stringify` gives, too)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _utf8_line(value: Any) -> bytes:
-    try:
-        return compact(value).encode("utf-8")
-    except UnicodeEncodeError:
-        # A lone surrogate (a server may send "\ud800"): escaped, as JSON.stringify does it.
-        return json.dumps(value, separators=(",", ":")).encode("ascii")
-
-
-def message_size(message: Any) -> int:
-    try:
-        return len(_utf8_line(message))
-    except (TypeError, ValueError, RecursionError):
-        return 0
-
-
-def kind_of(message: Any) -> str:
-    """request | response | error | notification, read off a JSON-RPC message's shape."""
-    if not isinstance(message, dict):
-        return "error"
-    if "method" in message:
-        return "request" if message.get("id") is not None else "notification"
-    return "error" if "error" in message else "response"
 
 
 def _milliseconds(seconds: float) -> float | int:
@@ -155,88 +35,6 @@ def _milliseconds(seconds: float) -> float | int:
     value = round(seconds * 1000, 3)
     return int(value) if value.is_integer() else value
 
-
-def validate_record(record: Any) -> None:
-    """Raise jsonschema.ValidationError unless `record` is a trace record (jsonschema imported here only)."""
-    import jsonschema
-
-    jsonschema.validate(record, RECORD_SCHEMA)
-
-
-def dumps_record(record: dict[str, Any]) -> str:
-    return _utf8_line(record).decode("utf-8")
-
-
-def write_jsonl(records: Iterable[dict[str, Any]], target: IO[str]) -> None:
-    for record in records:
-        target.write(dumps_record(record) + "\n")
-
-
-def iter_jsonl(text: str) -> Iterator[dict[str, Any]]:
-    """The records of a trace file's text; a line that is not a JSON object is a TraceFormatError."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as problem:
-            raise TraceFormatError(f"line {number} of the trace is not JSON: {problem}") from None
-        if not isinstance(record, dict):
-            raise TraceFormatError(f"line {number} of the trace is not a JSON object")
-        yield record
-
-
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as problem:
-        raise TraceFormatError(
-            f"cannot read the trace {path}: {getattr(problem, 'strerror', None) or problem}"
-        ) from None
-    return list(iter_jsonl(text))
-
-
-# --- redaction ---------------------------------------------------------------------------------------
-
-
-class _Redactor:
-    def __init__(self, secrets: Iterable[str]) -> None:
-        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
-        self.hit = False
-
-    def text(self, value: str) -> str:
-        redacted = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", value)
-        for secret in self.secrets:
-            redacted = redacted.replace(secret, REDACTED)
-        if redacted != value:
-            self.hit = True
-        return redacted
-
-    def value(self, value: Any, depth: int = 0) -> Any:
-        if depth > 64:
-            return value  # a message nested this deep was already refused by the JSON reader
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            out: dict[str, Any] = {}
-            for key, item in value.items():
-                if isinstance(key, str) and key.lower().replace("-", "_") in SECRET_KEYS and item not in (None, ""):
-                    self.hit = True
-                    out[key] = REDACTED
-                else:
-                    out[key] = self.value(item, depth + 1)
-            return out
-        if isinstance(value, list):
-            return [self.value(item, depth + 1) for item in value]
-        return value
-
-
-def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
-    """A copy of `value` with secrets blanked (see the module docstring)."""
-    return _Redactor(secrets).value(value)
-
-
-# --- the tracer --------------------------------------------------------------------------------------
 
 Subscriber = Callable[[dict[str, Any]], None]
 
@@ -390,7 +188,7 @@ class Tracer:
                 record["run"] = run
             if status is not None:
                 record["status"] = status
-            redactor = _Redactor(self._secrets)
+            redactor = Redactor(self._secrets)
             record["message"] = redactor.value(message)
             if redactor.hit:
                 record["redacted"] = True
@@ -436,7 +234,7 @@ class Tracer:
                 record["run"] = run
             if status is not None:
                 record["status"] = status
-            redactor = _Redactor(self._secrets)
+            redactor = Redactor(self._secrets)
             record["failure"] = redactor.text(why)
             record["message"] = redactor.value(body)
             if redactor.hit:
@@ -466,7 +264,7 @@ class Tracer:
         if isinstance(record.get("status"), int):
             complete["status"] = record["status"]
         with self._lock:
-            redactor = _Redactor(self._secrets)
+            redactor = Redactor(self._secrets)
             complete["message"] = redactor.value(message if isinstance(message, dict | list) else None)
             if complete["message"] is None and "failure" not in complete:
                 complete["failure"] = "no message"
@@ -541,19 +339,3 @@ def _body_answer(detail: Any) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return answer if isinstance(answer, dict) and isinstance(answer.get("error"), dict) else None
-
-
-def open_trace_file(path: str | Path) -> IO[str]:
-    """Open (truncate) a trace file for writing, or say in one line why not (exit 2)."""
-    target = Path(path)
-    if target.is_dir():
-        raise TraceFileError(f"--trace {path}: is a folder; give a file name, e.g. {target / 'trace.jsonl'}")
-    if not target.parent.is_dir():
-        raise TraceFileError(f"--trace {path}: the folder {target.parent} does not exist; create it or pick another")
-    try:
-        return target.open("w", encoding="utf-8")
-    except OSError as problem:
-        reason = problem.strerror or str(problem)
-        raise TraceFileError(
-            f"--trace {path}: cannot write it ({reason}); pick a file in a folder you can write"
-        ) from None
