@@ -82,7 +82,8 @@ def pytest_collection_modifyitems(config, items) -> None:
         # a server, a conformance run) stay on one worker, so it is set up once, not once per worker.
         if grouping and any(defs[-1].scope == "module" for defs in item._fixtureinfo.name2fixturedefs.values() if defs):
             item.add_marker(pytest.mark.xdist_group(module))
-            if config.getvalue("loadgroup") and hasattr(item, "_id"):
+            # xdist sets `loadgroup` on its workers only; a run without -n has no such option.
+            if getattr(config.option, "loadgroup", False) and hasattr(item, "_id"):
                 # xdist 3.8 suffixes the group to item._nodeid, which pytest 9.2 no longer reads (it reads
                 # item._id), so the mark alone groups nothing: the suffix is written where pytest reads it.
                 from _pytest.nodeid import coerce_node_id
