@@ -141,7 +141,8 @@ def main() -> None:
         return
 
     sys.path.insert(0, str(REPO))
-    from appsdk_cli.apps.registry import RegisteredApp, list_app, render_apps
+    from appsdk_cli.apps.listing import list_app
+    from appsdk_cli.apps.registry import RegisteredApp, render_apps
 
     low, high = (float(part) for part in args.latency_ms.split(","))
     port = free_port()

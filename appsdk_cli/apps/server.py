@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from appsdk_cli import __version__
-from appsdk_cli.apps.registry import RegistryFileError
 from appsdk_cli.apps.service import AppsService, BadCursor, RefreshFailed, TooManyAppIds
+from appsdk_cli.apps.tomlfile import RegistryFileError
 from appsdk_cli.errors import AppsdkError
 
 INVALID_REQUEST = -32600

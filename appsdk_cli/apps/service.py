@@ -16,23 +16,13 @@ from typing import Any
 
 from appsdk_cli.appmeta import ToolMeta, tool_meta
 from appsdk_cli.apps import policy as rules
-from appsdk_cli.apps.registry import (
-    DEFAULT_LIST_TIMEOUT,
-    Lister,
-    Listing,
-    ListingFailure,
-    Paths,
-    RegisteredApp,
-    RegistryFileError,
-    Snapshot,
-    TtlCache,
-    list_app,
-    list_concurrently,
-    load_apps,
-    load_policy,
-    read_snapshot,
-    write_snapshot,
-)
+from appsdk_cli.apps.cache import TtlCache
+from appsdk_cli.apps.files import Paths
+from appsdk_cli.apps.installed import Snapshot, read_snapshot, write_snapshot
+from appsdk_cli.apps.listing import DEFAULT_LIST_TIMEOUT, Lister, Listing, ListingFailure, list_app, list_concurrently
+from appsdk_cli.apps.policyfiles import load_policy
+from appsdk_cli.apps.registry import RegisteredApp, load_apps
+from appsdk_cli.apps.tomlfile import RegistryFileError
 from appsdk_cli.errors import AppsdkError, UsageError
 
 MAX_READ_IDS = 100

@@ -38,7 +38,7 @@ Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show
 
 
 def _service(timeout: float = 10.0) -> AppsService:
-    from appsdk_cli.apps.registry import Paths
+    from appsdk_cli.apps.files import Paths
     from appsdk_cli.apps.service import AppsService
 
     return AppsService(Paths.discover(), timeout=timeout)
@@ -68,7 +68,8 @@ def add(
 ) -> None:
     """Register an app (or update the one with this id) in apps.toml; comments and keys of your own stay."""
     from appsdk_cli.apps import tokens
-    from appsdk_cli.apps.registry import Paths, RegisteredApp, add_app
+    from appsdk_cli.apps.files import Paths
+    from appsdk_cli.apps.registry import RegisteredApp, add_app
     from appsdk_cli.errors import UsageError
     from appsdk_cli.render.apps import app_added
 
@@ -90,7 +91,8 @@ def remove(
 ) -> None:
     """Unregister an app. An id that is not registered is a usage error (exit 2)."""
     from appsdk_cli.apps import tokens
-    from appsdk_cli.apps.registry import Paths, load_apps, remove_app
+    from appsdk_cli.apps.files import Paths
+    from appsdk_cli.apps.registry import load_apps, remove_app
     from appsdk_cli.render.apps import app_removed
 
     paths = Paths.discover()

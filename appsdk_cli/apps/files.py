@@ -1,0 +1,128 @@
+"""Where the registry's files are, and how one is written: atomically, under a lock between processes.
+
+Files under APPSDK_HOME (default ~/.appsdk), and a project's `.appsdk/` layered over them:
+  apps.toml          the registered apps; written only by appsdk, atomically (temporary file + rename)
+  config.toml        the user's policy, with Codex's keys (see policy.py); appsdk never writes it
+  requirements.toml  (APPSDK_HOME only) a managed layer that can only switch apps and tools off
+  snapshots/*.json   the committed runtime snapshot of `app/installed`, one per registry view
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from appsdk_cli.errors import AppsdkError, UsageError
+
+HOME_ENV = "APPSDK_HOME"
+STATE_DIR = ".appsdk"
+APPS_FILE = "apps.toml"
+CONFIG_FILE = "config.toml"
+REQUIREMENTS_FILE = "requirements.toml"
+SNAPSHOT_DIR = "snapshots"
+
+
+def default_home() -> Path:
+    configured = os.environ.get(HOME_ENV)
+    return Path(configured).expanduser() if configured else Path.home() / STATE_DIR
+
+
+def find_workspace(start: Path, home: Path) -> Path | None:
+    """The project containing `start`: the nearest folder with a `.appsdk/` or a pyproject.toml.
+
+    A folder whose `.appsdk` is APPSDK_HOME itself (running in ~) is not a project.
+    """
+    start = start.resolve()
+    home = home.resolve()
+    for folder in [start, *start.parents]:
+        state = folder / STATE_DIR
+        if state.resolve() == home:
+            return None
+        if state.is_dir() or (folder / "pyproject.toml").is_file():
+            return folder
+    return None
+
+
+@dataclass(frozen=True)
+class Paths:
+    home: Path
+    workspace: Path | None = None  # the project folder, whose .appsdk/ layers over home
+
+    @classmethod
+    def discover(cls, cwd: Path | None = None, home: Path | None = None) -> Paths:
+        home = (home or default_home()).resolve()
+        return cls(home, find_workspace(cwd or Path.cwd(), home))
+
+    @property
+    def workspace_dir(self) -> Path | None:
+        return self.workspace / STATE_DIR if self.workspace else None
+
+    def apps_files(self) -> list[Path]:
+        """Lowest layer first."""
+        return [self.home / APPS_FILE] + ([self.workspace_dir / APPS_FILE] if self.workspace_dir else [])
+
+    def config_files(self) -> list[Path]:
+        return [self.home / CONFIG_FILE] + ([self.workspace_dir / CONFIG_FILE] if self.workspace_dir else [])
+
+    @property
+    def requirements_file(self) -> Path:
+        return self.home / REQUIREMENTS_FILE
+
+    def apps_file(self, workspace: bool) -> Path:
+        if not workspace:
+            return self.home / APPS_FILE
+        if self.workspace_dir is None:
+            raise UsageError("--workspace needs a project: run it in a folder with a pyproject.toml or .appsdk/")
+        return self.workspace_dir / APPS_FILE
+
+    @property
+    def snapshot_file(self) -> Path:
+        # One snapshot per registry view, kept under APPSDK_HOME so listing never writes into a project.
+        key = "global" if self.workspace is None else hashlib.sha256(str(self.workspace).encode()).hexdigest()[:16]
+        return self.home / SNAPSHOT_DIR / f"{key}.json"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """A temporary file in the same folder, flushed to disk, renamed over the target: never half a file."""
+    make_folder(path.parent)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except OSError as problem:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise AppsdkError(f"cannot write {path}: {problem.strerror or problem}") from problem
+
+
+def make_folder(folder: Path) -> None:
+    """Create a registry folder (APPSDK_HOME, a project's .appsdk/), or say in one line why not."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as problem:
+        reason = problem.strerror or str(problem)
+        raise AppsdkError(
+            f"cannot create {folder}: {reason}; set {HOME_ENV} to a folder you can write (default ~/.appsdk)"
+        ) from None
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Serialise read-modify-write of `path` between processes (two `apps add` at once lose nothing)."""
+    import fcntl
+
+    make_folder(path.parent)
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
