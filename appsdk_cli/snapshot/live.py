@@ -35,7 +35,8 @@ def probe_auth(url: str, *, timeout: float) -> dict[str, Any]:
     the authorization server's metadata, recording what was found and what could not be read."""
     import httpx
 
-    from appsdk_cli.auth import client as oauth
+    from appsdk_cli.auth import discovery
+    from appsdk_cli.auth.signin_errors import SignInError
     from appsdk_cli.client import CLIENT_INFO, LATEST_HANDSHAKE_VERSION, parse_bearer_challenge
 
     initialize = {
@@ -62,8 +63,8 @@ def probe_auth(url: str, *, timeout: float) -> dict[str, Any]:
         return auth
     with httpx_client(timeout) as http:
         try:
-            metadata = oauth.get_json(http, metadata_url, "resource metadata")
-        except oauth.SignInError as problem:
+            metadata = discovery.get_json(http, metadata_url, "resource metadata")
+        except SignInError as problem:
             auth["resourceMetadataError"] = problem.message
             return auth
         auth["resourceMetadata"] = metadata
@@ -71,10 +72,10 @@ def probe_auth(url: str, *, timeout: float) -> dict[str, Any]:
         if isinstance(servers, list) and servers and isinstance(servers[0], str):
             try:
                 # As found, issuer unchecked: the check reports a mismatch (APPS708) rather than stopping at it.
-                auth["authorizationServerMetadata"] = oauth.authorization_server_metadata(
+                auth["authorizationServerMetadata"] = discovery.authorization_server_metadata(
                     http, servers[0], verify_issuer=False
                 )
-            except oauth.SignInError as problem:
+            except SignInError as problem:
                 auth["authorizationServerError"] = problem.message
     return auth
 
