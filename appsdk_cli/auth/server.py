@@ -15,7 +15,7 @@ which `appsdk dev` sets.
 
 Where it runs: in the `appsdk dev` supervisor, the one process that lives for the whole session, so
 clients, grants and the key survive every reload; workers forward the authorization server's paths to
-it over their pipe (see worker.AuthForwarder). Its state lives in memory only and dies with the session.
+it over their pipe (see devserver/asgi.py, AuthForwarder). Its state lives in memory only and dies with the session.
 """
 
 from __future__ import annotations
