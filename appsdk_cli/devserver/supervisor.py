@@ -478,7 +478,7 @@ class Supervisor:
         tool_changes: ToolChanges | None = None
         if worker.ok and worker.tools is not None:
             if self._last_tools is not None and worker.tools != self._last_tools:
-                tool_changes = _diff_tools(self._last_tools, worker.tools)
+                tool_changes = ToolChanges.between(self._last_tools, worker.tools)
             self._last_tools = worker.tools
         contract_changes: tuple[Change, ...] | None = None
         if worker.ok and worker.contract is not None:
@@ -694,11 +694,3 @@ class Supervisor:
 
     def _emit(self, event: DevEvent) -> None:
         self._observer(event)
-
-
-def _diff_tools(before: dict[str, str], after: dict[str, str]) -> ToolChanges:
-    return ToolChanges(
-        added=tuple(sorted(after.keys() - before.keys())),
-        removed=tuple(sorted(before.keys() - after.keys())),
-        changed=tuple(sorted(n for n in before.keys() & after.keys() if before[n] != after[n])),
-    )
