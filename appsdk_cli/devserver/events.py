@@ -29,6 +29,15 @@ class ToolChanges:
     removed: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
 
+    @classmethod
+    def between(cls, before: dict[str, str], after: dict[str, str]) -> ToolChanges:
+        """From two imports' tool fingerprints (tool name -> hash of its whole descriptor)."""
+        return cls(
+            added=tuple(sorted(after.keys() - before.keys())),
+            removed=tuple(sorted(before.keys() - after.keys())),
+            changed=tuple(sorted(n for n in before.keys() & after.keys() if before[n] != after[n])),
+        )
+
 
 @dataclass(frozen=True)
 class Started:

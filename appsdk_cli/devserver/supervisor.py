@@ -1,4 +1,4 @@
-"""The supervisor: owns the listening socket and the file watcher, and forks a fresh worker per change.
+"""The supervisor: owns the listening socket, runs the file watcher (watch.py), and forks a fresh worker per change.
 
 Modelled on uvicorn's supervisors (the parent binds, the children serve on the inherited socket), with
 one difference that makes reloads fast: the heavy stack (mcp, uvicorn, starlette, pydantic) is
@@ -51,6 +51,7 @@ from appsdk_cli.devserver.events import (
     Transport,
 )
 from appsdk_cli.devserver.hosts import parse_allowed_host, security_lists, url_host
+from appsdk_cli.devserver.watch import ProjectWatcher
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.project import (
     AppTarget,
@@ -62,12 +63,6 @@ from appsdk_cli.project import (
 )
 from appsdk_cli.snapshot.loader import IMPORT_FAILED
 
-WATCHED_SUFFIXES = (".py", ".html", ".css", ".js", ".json", ".toml")
-IGNORED_DIRS = (".venv", "venv", ".git", "__pycache__", "node_modules", ".appsdk", ".pytest_cache", ".ruff_cache")
-# watchfiles yields once no new event came for STEP ms (a save is a burst of events a few ms apart),
-# and never groups for longer than DEBOUNCE ms. Its defaults (50/1600) are tuned for slower loops.
-WATCH_STEP_MS = 20
-WATCH_DEBOUNCE_MS = 400
 STOP_GRACE_SECONDS = 5.0
 # How long a retired worker may still finish accepted requests once a newer reload needs its place.
 RETIRE_GRACE_SECONDS = 1.0
@@ -149,8 +144,7 @@ class Supervisor:
         for fd in (self._wake_r, self._wake_w):
             os.set_blocking(fd, False)
         self._selector = selectors.DefaultSelector()
-        self._watch_stop = threading.Event()
-        self._watcher: threading.Thread | None = None
+        self._watcher = ProjectWatcher(self.project, self._on_changes)
         self._started = False
         self._dev_state_written = False
         self._project_lock: int | None = None  # held while we serve: one `appsdk dev` per project
@@ -260,7 +254,7 @@ class Supervisor:
             # Watch before the first worker imports the app: a save made while it starts, or just after
             # the "serving" line, must still reload it (changes seen before then wait in _pending).
             if self.config.reload:
-                self._start_watcher()
+                self._watcher.start()
             self._start_first_worker()
             self._loop()
         finally:
@@ -484,7 +478,7 @@ class Supervisor:
         tool_changes: ToolChanges | None = None
         if worker.ok and worker.tools is not None:
             if self._last_tools is not None and worker.tools != self._last_tools:
-                tool_changes = _diff_tools(self._last_tools, worker.tools)
+                tool_changes = ToolChanges.between(self._last_tools, worker.tools)
             self._last_tools = worker.tools
         contract_changes: tuple[Change, ...] | None = None
         if worker.ok and worker.contract is not None:
@@ -619,7 +613,7 @@ class Supervisor:
             self._on_exit(worker)
 
     def _shutdown(self) -> None:
-        self._watch_stop.set()
+        self._watcher.stop()
         for worker in self._workers.values():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(worker.pid, signal.SIGTERM)
@@ -664,29 +658,13 @@ class Supervisor:
                     os.close(fd)
         self._workers.pop(worker.pid, None)
 
-    # -- watching and signals -----------------------------------------------------------------
+    # -- changes and signals -------------------------------------------------------------------
 
-    def _start_watcher(self) -> None:
-        self._watcher = threading.Thread(target=self._watch, name="appsdk-dev-watch", daemon=True)
-        self._watcher.start()
-
-    def _watch(self) -> None:
-        import watchfiles
-
-        for changes in watchfiles.watch(
-            self.project,
-            watch_filter=_DevFilter(self.project),
-            debounce=WATCH_DEBOUNCE_MS,
-            step=WATCH_STEP_MS,
-            stop_event=self._watch_stop,
-            rust_timeout=500,
-            yield_on_timeout=False,
-            raise_interrupt=False,
-        ):
-            names = {_relative(path, self.project) for _, path in changes}
-            with self._pending.lock:
-                self._pending.changes |= names
-            self._wake()
+    def _on_changes(self, names: set[str]) -> None:
+        """The watcher's thread hands over a burst of saves; the loop reloads."""
+        with self._pending.lock:
+            self._pending.changes |= names
+        self._wake()
 
     def _wake(self) -> None:
         with contextlib.suppress(BlockingIOError, OSError):
@@ -716,36 +694,3 @@ class Supervisor:
 
     def _emit(self, event: DevEvent) -> None:
         self._observer(event)
-
-
-def _diff_tools(before: dict[str, str], after: dict[str, str]) -> ToolChanges:
-    return ToolChanges(
-        added=tuple(sorted(after.keys() - before.keys())),
-        removed=tuple(sorted(before.keys() - after.keys())),
-        changed=tuple(sorted(n for n in before.keys() & after.keys() if before[n] != after[n])),
-    )
-
-
-def _relative(path: str, project: Path) -> str:
-    try:
-        return str(Path(path).relative_to(project))
-    except ValueError:
-        return path
-
-
-class _DevFilter:
-    """The project's source, widget and config files; never environments, caches or our own state."""
-
-    def __init__(self, project: Path) -> None:
-        self._project = project
-
-    def __call__(self, change: object, path: str) -> bool:
-        if not path.endswith(WATCHED_SUFFIXES):
-            return False
-        try:
-            parts = Path(path).relative_to(self._project).parts
-        except ValueError:
-            return False
-        if parts[:1] == ("web",) and (self._project / "web" / "package.json").is_file():
-            return False  # a widget project: Vite watches it, and the server reads web/dist/ on every request
-        return not any(part in IGNORED_DIRS or part.startswith(".#") for part in parts)

@@ -28,28 +28,20 @@ import signal
 import socket
 import sys
 import traceback
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from mcp.server.transport_security import TransportSecuritySettings
 
+from appsdk_cli.devserver.asgi import ASGIApp, AuthForwarder, StreamCloser, closing_connections, fallback_app
 from appsdk_cli.devserver.events import Transport
 from appsdk_cli.snapshot.loader import IMPORT_FAILED, TargetMissing, describe_failure, import_server
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
 _PR_SET_PDEATHSIG = 1
-# A JSON-RPC "internal error": the request was fine, the server could not run it.
-_INTERNAL_ERROR = -32603
 
 
 @dataclass(frozen=True)
@@ -245,7 +237,7 @@ def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]
             stateless_http=True, json_response=True, transport_security=security, host=spec.bind_host
         )
     return LoadedApp(
-        asgi=_closing_connections(asgi), tools=asyncio.run(_tool_fingerprints(server)), contract=_contract(server)
+        asgi=closing_connections(asgi), tools=asyncio.run(_tool_fingerprints(server)), contract=_contract(server)
     )
 
 
@@ -300,68 +292,6 @@ def _quiet_logging() -> None:
     # The app's own loggers keep whatever level the app chose; warnings (a rejected Host) still show.
     for name in ("mcp", "uvicorn", "uvicorn.error", "uvicorn.access", "sse_starlette"):
         logging.getLogger(name).setLevel(logging.WARNING)
-
-
-def _closing_connections(app: ASGIApp) -> ASGIApp:
-    """Answer every HTTP response with `Connection: close`.
-
-    A reused keep-alive connection would keep talking to the worker it was opened on, after that
-    worker has been retired (old code) or while it closes (a reset request). With one request per
-    connection every request goes through the shared listening socket to whichever worker is current.
-    A TCP connect on loopback costs microseconds.
-    """
-
-    async def closing(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await app(scope, receive, send)
-            return
-
-        async def send_closing(message: MutableMapping[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"connection"]
-                message = {**message, "headers": [*headers, (b"connection", b"close")]}
-            await send(message)
-
-        await app(scope, receive, send_closing)
-
-    return closing
-
-
-def fallback_app(message: str, security: Any) -> ASGIApp:
-    """What serves while the app is broken: every request gets the error at once, not a hang."""
-    checker = TransportSecurityMiddleware(security)
-
-    async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return
-        request = Request(scope, receive)
-        is_post = request.method == "POST"
-        rejected = await checker.validate_request(request, is_post=is_post)
-        response: Response
-        if rejected is not None:
-            response = rejected
-        elif is_post:
-            response = JSONResponse(_jsonrpc_errors(await request.body(), message))
-        else:
-            response = PlainTextResponse(message + "\n", status_code=503)
-        await response(scope, receive, send)
-
-    return _closing_connections(app)
-
-
-def _jsonrpc_errors(body: bytes, message: str) -> Any:
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        parsed = None
-
-    def error_for(request: Any) -> dict[str, Any]:
-        request_id = request.get("id") if isinstance(request, dict) else None
-        return {"jsonrpc": "2.0", "id": request_id, "error": {"code": _INTERNAL_ERROR, "message": message}}
-
-    if isinstance(parsed, list):
-        return [error_for(item) for item in parsed]
-    return error_for(parsed)
 
 
 async def _serve(
@@ -435,130 +365,6 @@ async def _retire(
     while server.server_state.connections and loop.time() < deadline:
         await asyncio.sleep(0.01)
     server.stop()
-
-
-class StreamCloser:
-    """Ends the event streams a retired worker still holds.
-
-    A stream request is a GET that accepts text/event-stream (GET /mcp, the legacy GET /sse). Its
-    responder (sse-starlette) listens for `http.disconnect`; on close_all() every stream's receive()
-    returns that at once, so the stream ends cleanly and the worker can exit. Other requests finish.
-    """
-
-    def __init__(self) -> None:
-        self._closed = asyncio.Event()
-
-    def close_all(self) -> None:
-        self._closed.set()
-
-    def wrap(self, app: ASGIApp) -> ASGIApp:
-        closed = self._closed
-
-        async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] != "http" or not _is_stream_request(scope):
-                await app(scope, receive, send)
-                return
-
-            async def receive_until_closed() -> MutableMapping[str, Any]:
-                if closed.is_set():
-                    return {"type": "http.disconnect"}
-                inner = asyncio.ensure_future(receive())
-                ending = asyncio.ensure_future(closed.wait())
-                done, _ = await asyncio.wait({inner, ending}, return_when=asyncio.FIRST_COMPLETED)
-                if inner in done:
-                    ending.cancel()
-                    return inner.result()
-                inner.cancel()
-                return {"type": "http.disconnect"}
-
-            await app(scope, receive_until_closed, send)
-
-        return wrapped
-
-
-def _is_stream_request(scope: Scope) -> bool:
-    if scope.get("method") != "GET":
-        return False
-    accept = b",".join(value for name, value in scope.get("headers", []) if name.lower() == b"accept")
-    return b"text/event-stream" in accept
-
-
-class AuthForwarder:
-    """Hands the authorization server's paths to the supervisor, which holds its state across reloads.
-
-    A request becomes one `auth-http` message on the worker's pipe; the answer comes back as
-    `auth-http-reply` and is matched by id. Everything else goes to the app untouched.
-    """
-
-    def __init__(self, channel: Channel) -> None:
-        from appsdk_cli.auth.server import AUTH_PATHS, MAX_BODY
-
-        self._channel = channel
-        self._paths = frozenset(AUTH_PATHS)
-        self._max_body = MAX_BODY
-        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._next_id = 0
-
-    def wrap(self, app: ASGIApp, security: Any) -> ASGIApp:
-        checker = TransportSecurityMiddleware(security)
-
-        async def routed(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] != "http" or scope["path"] not in self._paths:
-                await app(scope, receive, send)
-                return
-            # The same DNS-rebinding protection as /mcp: a page on a foreign name must not sign anyone in.
-            rejected = await checker.validate_request(Request(scope, receive), is_post=False)
-            if rejected is not None:
-                await rejected(scope, receive, send)
-            else:
-                await self._forward(scope, receive, send)
-
-        return _closing_connections(routed)
-
-    async def _forward(self, scope: Scope, receive: Receive, send: Send) -> None:
-        import base64
-
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if len(body) > self._max_body:
-                await PlainTextResponse("request body too large\n", status_code=413)(scope, receive, send)
-                return
-            if not message.get("more_body"):
-                break
-        self._next_id += 1
-        request_id = self._next_id
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiting[request_id] = future
-        self._channel.send(
-            {
-                "type": "auth-http",
-                "id": request_id,
-                "method": scope["method"],
-                "path": scope["path"],
-                "query": scope.get("query_string", b"").decode("latin-1"),
-                "headers": [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope.get("headers", [])],
-                "body": base64.b64encode(body).decode(),
-            }
-        )
-        try:
-            reply = await future
-        finally:
-            self._waiting.pop(request_id, None)
-        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in reply.get("headers", [])]
-        await send({"type": "http.response.start", "status": int(reply["status"]), "headers": headers})
-        await send({"type": "http.response.body", "body": base64.b64decode(reply.get("body", ""))})
-
-    def resolve(self, message: dict[str, Any]) -> None:
-        future = self._waiting.get(int(message.get("id", -1)))
-        if future is not None and not future.done():
-            future.set_result(message)
-
-    def fail_all(self) -> None:
-        for future in self._waiting.values():
-            if not future.done():
-                future.set_result({"status": 503, "headers": [], "body": ""})
 
 
 class WorkerServer(uvicorn.Server):

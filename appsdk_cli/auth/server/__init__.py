@@ -15,7 +15,7 @@ which `appsdk dev` sets.
 
 Where it runs: in the `appsdk dev` supervisor, the one process that lives for the whole session, so
 clients, grants and the key survive every reload; workers forward the authorization server's paths to
-it over their pipe (see worker.AuthForwarder). Its state lives in memory only and dies with the session.
+it over their pipe (see devserver/asgi.AuthForwarder). Its state lives in memory only and dies with the session.
 
 One module per concept: `config` (what `[tool.appsdk.auth]` asks for, and where the server may run),
 `provider` (clients, codes, tokens and grants), `consent` (the pages a person sees) and `app` (the HTTP
