@@ -373,7 +373,11 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
             broken = original.replace("<h1>Book club picks</h1>", "<h1>Next up</h1>").replace(
                 '<div className="author">', '<div className="author"'
             )
-            source.write_text(broken)
+            # Saved as editors save, whole: write_text truncates first, and a busy machine's watching build
+            # then read the empty file and reported main.tsx's import of it, not the syntax error.
+            saving = react_app / ".BookList.tsx.saving"
+            saving.write_text(broken)
+            os.replace(saving, source)
             banner = widget.locator("[data-appsdk-preview=build-error]")
             banner.wait_for(timeout=30000)
             assert re.fullmatch(r"Build error: web/src/BookList\.tsx:\d+:\d+: \S.*", banner.inner_text().strip()), (
