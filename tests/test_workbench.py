@@ -147,6 +147,38 @@ def test_cancel_drops_a_call_in_flight(bench: Workbench) -> None:
     assert bench.get_run(run.id).status == "cancelled"
 
 
+def test_a_cancelled_call_on_a_kept_alive_connection_ends_at_once_and_is_not_sent_again(
+    trip_app: RunningServer,
+) -> None:
+    """Cancel drops the call's connection. The call reuses tools/list's kept-alive connection, and a dropped
+    kept-alive connection used to read as a stale one: the call went out again and waited its 30 s."""
+    import threading
+
+    from appsdk_cli.connection import session
+    from appsdk_cli.errors import AppsdkError
+
+    outcome: dict[str, object] = {}
+    with session(Target(url=trip_app.url)) as client:
+        client.list_tools()
+
+        def call() -> None:
+            started = time.monotonic()
+            try:
+                client.call_tool("slow", {"seconds": 30})
+            except AppsdkError as problem:
+                outcome["error"] = problem.message
+            outcome["seconds"] = time.monotonic() - started
+
+        thread = threading.Thread(target=call)
+        thread.start()
+        time.sleep(1)
+        client.cancel("cancelled by the test")
+        thread.join(10)
+        assert not thread.is_alive(), "the cancelled call was still waiting 10 s later"
+    assert "abandoned" in str(outcome.get("error")), outcome
+    assert float(outcome["seconds"]) < 5, outcome  # type: ignore[arg-type]
+
+
 def test_clear_forgets_the_runs_and_their_host_sessions(bench: Workbench) -> None:
     done = bench.start_run("plan-trip", {"city": "Oslo", "nights": 1})
     wait_done(bench, done.id)

@@ -178,6 +178,9 @@ class HttpTransport:
         self.protocol_version: str | None = None
         self._connection: http.client.HTTPConnection | None = None
         self._socket: Any = None
+        # Set by abandon(), from another thread, for the request in flight: its dropped connection must
+        # end that request, not look like a stale kept-alive one that is sent again.
+        self._abandoned = False
         self._target = self._split(url)
 
     @staticmethod
@@ -234,6 +237,7 @@ class HttpTransport:
         """Send one HTTP request, following 307/308 redirects (e.g. /mcp -> /mcp/)."""
         import http.client
 
+        self._abandoned = False
         for _ in range(4):
             reused = self._connection is not None
             connection = self._connect()
@@ -244,8 +248,13 @@ class HttpTransport:
                 self._socket = connection.sock
                 response = connection.getresponse()
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as problem:
-                # A kept-alive connection the server had already closed: the request never arrived.
                 self._drop_connection()
+                if self._abandoned:
+                    self._abandoned = False
+                    raise ConnectError(
+                        f"the request to {self.description} was abandoned before its answer came"
+                    ) from None
+                # A kept-alive connection the server had already closed: the request never arrived.
                 if reused:
                     continue
                 raise self._unreachable(problem) from problem
@@ -306,6 +315,7 @@ class HttpTransport:
 
     def abandon(self) -> None:
         # Only the request's connection goes; a session id stays good for the next request.
+        self._abandoned = True
         self._abort()
 
     def _exchange(

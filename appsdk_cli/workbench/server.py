@@ -388,6 +388,10 @@ class Workbench:
                 template, warnings = self._template(client, meta.template)
                 if template is not None:
                     self._show_pending(run, meta, template, warnings, tools, definition)
+            # A cancel between two requests of this session dropped no connection (there was none to
+            # drop): the call must not go out after it, or the server runs a tool the page cancelled.
+            if cancelled.is_set():
+                return
             raw = client.call_tool(run.tool, arguments, request_meta(locale=locale) or None)
             if cancelled.is_set():
                 return
