@@ -374,10 +374,12 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
             broken = original.replace("<h1>Book club picks</h1>", "<h1>Next up</h1>").replace(
                 '<div className="author">', '<div className="author"'
             )
-            # Saved as editors save, whole: write_text truncates first, and a busy machine's watching build
-            # then read the empty file and reported main.tsx's import of it, not the syntax error.
+            # Saved as editors save, whole, and only what the terminal says after it counts: write_text
+            # truncates first, and a busy machine's watching build has read an empty BookList.tsx (at this
+            # save, or at the HMR edit above) and said, truthfully, that main.tsx's import finds nothing.
             saving = react_app / ".BookList.tsx.saving"
             saving.write_text(broken)
+            logged = len(log.read_text())  # an earlier save's truncated read may have logged a failure
             os.replace(saving, source)
             banner = widget.locator("[data-appsdk-preview=build-error]")
             banner.wait_for(timeout=30000)
@@ -387,7 +389,9 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
             assert "\n" not in banner.inner_text().strip()
             assert widget.locator("li").count() == 3 and vote.inner_text().endswith("2")
             failed = _wait_for(
-                lambda: [x for x in log.read_text().splitlines() if "widget build failed" in x], 60, "the terminal"
+                lambda: [x for x in log.read_text()[logged:].splitlines() if "widget build failed" in x],
+                60,
+                "the terminal",
             )
             assert "web/src/BookList.tsx:" in failed[0] and "the last good widget stays up" in failed[0]
             assert built.read_text() == good  # ChatGPT keeps the last good widget too
