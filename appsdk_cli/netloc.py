@@ -164,3 +164,45 @@ def allowed_origin(origin: str | None, port: int) -> bool:
     if scheme != "http" or parts.path or parts.query or parts.fragment or "@" in parts.netloc:
         return False
     return reaches_127_0_0_1(parts.hostname or "") and (given or _DEFAULT_PORTS[scheme]) == port
+
+
+# --- the sandbox's host names ---------------------------------------------------------------------------
+# A widget is untrusted: the host serves it from names under `.localhost`, one set per server, so it is
+# another *site* than the host page (127.0.0.1) and than every other web app the user runs on loopback
+# (cookies and SameSite ignore ports; they do not ignore host names). Browsers answer `*.localhost` with
+# loopback themselves (RFC 6761 §6.3), and the host's listener accepts only these exact names.
+SANDBOX_HOST_KINDS = ("sandbox", "view", "files")
+
+
+def sandbox_site_id(server: str) -> str:
+    """A short stable id for the server a host shows (its URL, or its command when it has none).
+
+    Stable, so `appsdk dev`'s Vite can admit exactly the view origin that shows its own project's widget;
+    a loopback URL counts the same whether it says localhost or 127.0.0.1."""
+    import hashlib
+
+    key = server.strip()
+    try:
+        parts = urlsplit(key)
+        if parts.scheme in ("http", "https") and parts.hostname and is_loopback_host(parts.hostname):
+            netloc = f"127.0.0.1:{parts.port}" if parts.port else "127.0.0.1"
+            key = parts._replace(netloc=netloc).geturl().rstrip("/")
+        elif parts.scheme in ("http", "https"):
+            key = key.rstrip("/")
+    except ValueError:
+        pass
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+
+
+def sandbox_host(kind: str, site_id: str) -> str:
+    """`sandbox-ID.localhost` (the proxy frame), `view-ID.localhost` (the widget), `files-ID.localhost`
+    (window.openai's uploads, as downloads)."""
+    if kind not in SANDBOX_HOST_KINDS:
+        raise ValueError(f"unknown sandbox host kind {kind!r}")
+    return f"{kind}-{site_id}.localhost"
+
+
+def view_origin_pattern(site_id: str) -> str:
+    """A regular expression for the view origins of one server's widgets, on any port: the only pages
+    `appsdk dev`'s Vite answers across origins."""
+    return rf"^http://view-{site_id}\.localhost:\d+$"
