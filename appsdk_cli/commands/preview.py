@@ -181,7 +181,7 @@ def _serve_until_stopped(server: PreviewServer, session: PreviewSession, *, open
     # Ctrl-C or SIGTERM may land anywhere from the first printed line on: all of it is a normal stop.
     with contextlib.suppress(KeyboardInterrupt):
         page = server.page_url()
-        preview_serving(session, page, server.widget_origin)
+        preview_serving(session, page, server.origins.view_origin)
         if open_browser:
             import webbrowser
 
@@ -197,7 +197,7 @@ def _serve_workbench(bench: Workbench, *, open_browser: bool) -> None:
     with contextlib.suppress(KeyboardInterrupt):
         # Listing the tools first: a server we cannot reach is one line and exit 1, not a page of errors.
         tools = bench.tools()
-        workbench_serving(bench.url, bench.target.description, len(tools), bench.host.widget_origin)
+        workbench_serving(bench.url, bench.target.description, len(tools), bench.host.origins.view_origin)
         if open_browser:
             import webbrowser
 

@@ -2,17 +2,19 @@
 
     from appsdk_cli.host import HostServer
     with HostServer(options=PreviewOptions()) as host:   # the workbench adds its runs and routes
-        print(host.url, host.widget_origin)
+        print(host.url, host.origins.view_origin)
 
-Two loopback origins, like ChatGPT's chat and its widget sandbox: the host page and its API on one, the
-widget document (under the resource's CSP) on the other.
+Like ChatGPT's chat and its widget sandbox: the host page and its API on one origin, and on a site of the
+server's own the spec's sandbox proxy, the widget (under the resource's CSP) and its files (origins.py).
 
     handler.py   the route table (method + path pattern → function) and the one base handler every
                  request of both origins goes through: Host and Origin checks, JSON bodies, JSON errors
-    server.py    HostServer: the two origins' sockets and route tables, over state.py's HostState
+    origins.py   the origin model: what each page is served from, and what may reach what
+    server.py    HostServer: the two sockets and each origin's route table, over state.py's HostState
     state.py     what the host holds: the runs (run.py: what a run is, once), log, widget state, files
-    api.py       the host origin's routes: the host page, /api/*, /files/*, the static files
-    widget.py    the widget origin's one route: the widget document (bootstrap injected, CSP)
+    api.py       the host origin's routes: the host page, /api/*, the static files
+    widget.py    the widget document (bootstrap injected), and the view origin's loader under its CSP
+    sandbox.py   the sandbox proxy's page and the files origin's downloads
     session.py   what a run shows, and how a widget's requests reach the real server
     csp.py, profiles.py, files.py, devwidget.py   the widget's CSP, the hosts it can play,
                  window.openai's file store, the widget from `appsdk dev`'s Vite

@@ -3,7 +3,7 @@
 GET  /                     the host page (host.html) under the host page's CSP
 GET  /api/session          what the page needs to play the host for a run (?run=ID; none: the default run)
 GET  /api/profiles         the host profiles and devices (profiles.py), for the host page and the workbench
-GET  /files/<id>           a stored file's bytes: the download URL window.openai hands out (CORS: the widget)
+GET  /api/widget           the widget document for a run and the host page's settings, and the view's loader URL
 GET  /<path>               a file under the static folder (static.py): the page's scripts and styles
 POST /api/call             a widget's tools/call or window.openai.callTool, forwarded to the real server
 POST /api/read             a widget's resources/read
@@ -25,8 +25,9 @@ from http import HTTPStatus
 from typing import Any
 
 from appsdk_cli.appmeta import Bridge, crash_hint, error_text, tool_crash, without_tool_crash
-from appsdk_cli.host import files, profiles
+from appsdk_cli.host import files, profiles, widget
 from appsdk_cli.host.handler import HttpError, Request, get, post
+from appsdk_cli.host.origins import frame_ancestors
 from appsdk_cli.host.run import DEFAULT_RUN, LogEntry, UnknownRun
 from appsdk_cli.host.session import PreviewSession, call_from_widget, forward_from_widget, read_from_widget
 from appsdk_cli.host.state import HostState
@@ -34,10 +35,12 @@ from appsdk_cli.host.static import STATIC, send_static
 
 
 def host_page_csp(host: HostState) -> str:
-    """The host page may frame the widget origin and nothing else; everything else is its own origin's."""
+    """The host page may frame the sandbox proxy and nothing else; everything else is its own origin's.
+    Only our own pages may frame it (the workbench frames a host page per profile)."""
+    origins = host.origins
     return (
         "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self';"
-        f" connect-src 'self'; frame-src {host.widget_origin}"
+        f" connect-src 'self'; frame-src {origins.proxy_origin}; {frame_ancestors(origins)}"
     )
 
 
@@ -52,7 +55,7 @@ def call_arguments(host: HostState, session: PreviewSession, name: str, argument
         definition: dict[str, Any] | None = session.tool_definition
     else:
         definition = next((t for t in session.tools if t.get("name") == name), None)
-    return files.file_arguments(definition, arguments, host.files, host.host_origin)
+    return files.file_arguments(definition, arguments, host.files, host.origins.server_files_origin)
 
 
 def _unknown_run(run_id: str) -> HttpError:
@@ -92,25 +95,6 @@ def _session_json(request: Request) -> None:
 
 def _profiles(request: Request) -> None:
     request.json(HTTPStatus.OK, profiles.profiles_json())
-
-
-def _file(request: Request) -> None:
-    host = request.host
-    stored = host.files.get(request.params["file_id"])
-    if stored is None:
-        raise HttpError(HTTPStatus.NOT_FOUND, "no such file (the preview keeps files only while it runs)", plain=True)
-    try:
-        body = stored.path.read_bytes()
-    except OSError:
-        raise HttpError(HTTPStatus.GONE, "the file is gone", plain=True) from None
-    quoted = stored.file_name.replace("\\", "_").replace('"', "_")
-    headers = {
-        # The widget fetches its files from its own origin: only that origin may read them.
-        "Access-Control-Allow-Origin": host.widget_origin,
-        "Content-Disposition": f'inline; filename="{quoted}"',
-        "Cross-Origin-Resource-Policy": "cross-origin",
-    }
-    request.send(HTTPStatus.OK, body, stored.mime_type, headers)
 
 
 def _favicon(request: Request) -> None:
@@ -197,7 +181,7 @@ def _upload(request: Request) -> None:
         stored = host.files.add(name, data, mime)
     except (binascii.Error, ValueError) as problem:
         raise HttpError(HTTPStatus.BAD_REQUEST, f"cannot store the file: {problem}") from None
-    request.json(HTTPStatus.OK, stored.describe(files.download_url(host.host_origin, stored.file_id)))
+    request.json(HTTPStatus.OK, stored.describe(files.download_url(host.origins.files_origin, stored.file_id)))
 
 
 def _file_url(request: Request) -> None:
@@ -205,7 +189,7 @@ def _file_url(request: Request) -> None:
     stored = host.files.get(str(body.get("fileId", "")))
     if stored is None:
         raise HttpError(HTTPStatus.NOT_FOUND, f"no uploaded file {body.get('fileId')!r}")
-    request.json(HTTPStatus.OK, {"downloadUrl": files.download_url(host.host_origin, stored.file_id)})
+    request.json(HTTPStatus.OK, {"downloadUrl": files.download_url(host.origins.files_origin, stored.file_id)})
 
 
 def rerun(host: HostState, run_id: str) -> dict[str, Any]:
@@ -237,7 +221,7 @@ ROUTES = (
     get("/", _page),
     get("/api/session", _session_json),
     get("/api/profiles", _profiles),
-    get("/files/{file_id}", _file),
+    get("/api/widget", widget.document_for_page),
     get("/favicon.ico", _favicon),
     get("/{name:path}", _static),
     post("/api/files", _upload),

@@ -3,9 +3,10 @@
 ChatGPT keeps what a widget uploads (`uploadFile`, `selectFiles`) and hands out download URLs for it
 (`getFileDownloadUrl`); a tool that lists a parameter in `_meta["openai/fileParams"]` receives that
 argument as `{download_url, file_id, mime_type, file_name}`. The preview does the same against a
-temporary directory: each upload gets an unguessable id, its bytes are served from the host's origin at
-`/files/<id>` (the widget's CSP allows exactly that path), and `file_arguments()` rewrites a call's
-arguments on every path that calls a tool (the widget's callTool, the workbench's runs).
+temporary directory: each upload gets an unguessable id, its bytes are served from the sandbox's files
+origin at `/files/<id>` (sandbox.py; the widget's CSP allows exactly that path), and `file_arguments()`
+rewrites a call's arguments on every path that calls a tool (the widget's callTool, the workbench's runs).
+A name and a type come from the widget: only a plain `type/subtype` is kept, and no control character.
 """
 
 from __future__ import annotations
@@ -23,6 +24,17 @@ from typing import Any
 FILE_PARAMS_KEY = "openai/fileParams"
 MAX_FILE_BYTES = 6 * 1024 * 1024  # the host posts an upload as base64 JSON, under the server's 8 MiB body cap
 _ID = re.compile(r"^file_[0-9a-f]{32}$")
+_MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\Z")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def clean_mime_type(value: str | None, file_name: str) -> str:
+    """The type a file is served as: a plain `type/subtype` (parameters dropped), else one guessed from its
+    name, else application/octet-stream. Never anything that could carry a header of its own."""
+    given = (value or "").split(";")[0].strip()
+    if _MIME.match(given):
+        return given.lower()
+    return mimetypes.guess_type(file_name)[0] or "application/octet-stream"
 
 
 @dataclass(frozen=True)
@@ -70,8 +82,8 @@ class FileStore:
     def add(self, file_name: str, data: bytes, mime_type: str | None = None) -> StoredFile:
         if len(data) > MAX_FILE_BYTES:
             raise ValueError(f"the file is {len(data)} bytes; the preview stores files up to {MAX_FILE_BYTES} bytes")
-        name = Path(file_name.replace("\\", "/")).name or "file"
-        mime = mime_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
+        name = _CONTROL.sub("", Path(file_name.replace("\\", "/")).name).strip() or "file"
+        mime = clean_mime_type(mime_type, name)
         file_id = f"file_{secrets.token_hex(16)}"
         with self._lock:
             path = self._directory() / file_id
@@ -98,13 +110,13 @@ class FileStore:
             shutil.rmtree(directory, ignore_errors=True)
 
 
-def download_url(host_origin: str, file_id: str) -> str:
-    return f"{host_origin}/files/{file_id}"
+def download_url(files_origin: str, file_id: str) -> str:
+    return f"{files_origin}/files/{file_id}"
 
 
-def files_source(host_origin: str) -> str:
-    """The CSP source that lets a widget fetch (and show) the store's files and nothing else of the host."""
-    return f"{host_origin}/files/"
+def files_source(files_origin: str) -> str:
+    """The CSP source that lets a widget fetch (and show) the store's files and nothing else."""
+    return f"{files_origin}/files/"
 
 
 def file_params(tool_definition: dict[str, Any] | None) -> list[str]:
@@ -126,7 +138,7 @@ def _file_id(value: Any) -> str | None:
 
 
 def file_arguments(
-    tool_definition: dict[str, Any] | None, arguments: dict[str, Any], store: FileStore, host_origin: str
+    tool_definition: dict[str, Any] | None, arguments: dict[str, Any], store: FileStore, files_origin: str
 ) -> dict[str, Any]:
     """`arguments` with each fileParams argument turned into `{download_url, file_id, mime_type, file_name}`,
     as ChatGPT passes them. A value naming no stored file is a ValueError (one line, for the caller to show);
@@ -144,7 +156,7 @@ def file_arguments(
                 f"argument {name!r} is a file parameter (openai/fileParams) but {str(value)[:80]!r} names no uploaded"
                 " file; upload it first (window.openai.uploadFile, or the workbench's file field)"
             )
-        return stored.as_argument(download_url(host_origin, stored.file_id))
+        return stored.as_argument(download_url(files_origin, stored.file_id))
 
     for name in names:
         if name not in resolved or resolved[name] is None:

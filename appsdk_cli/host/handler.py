@@ -23,12 +23,15 @@ from urllib.parse import parse_qs, urlsplit
 
 from appsdk_cli import __version__
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.netloc import allowed_host_header, allowed_origin
+from appsdk_cli.netloc import allowed_origin
 
 if TYPE_CHECKING:
     from appsdk_cli.host.state import HostState
 
 MAX_BODY = 8 * 1024 * 1024
+# RFC 9110 field values: visible ASCII, spaces and tabs; no CR, LF or NUL, so nothing can start a header.
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*\Z")
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 
 
 class HttpError(Exception):
@@ -115,14 +118,23 @@ def post(pattern: str, endpoint: Endpoint) -> Route:
 
 
 class HttpServer(ThreadingHTTPServer):
-    """One of the host's origins: a loopback socket, its route table, and the host it serves."""
+    """One of the host's sockets: the route table for each name it answers to, and the host it serves.
+
+    `routes_for(host_header, port)` picks the table by the request's Host header, or None when this socket
+    does not answer to that name (421): the host page's socket answers any loopback name on its port (DNS
+    rebinding), the sandbox's only its own three names (origins.py)."""
 
     daemon_threads = True
     allow_reuse_address = False  # a busy --port must fail, not share
 
-    def __init__(self, address: tuple[str, int], routes: RouteTable, host: HostState) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        routes_for: Callable[[str, int], RouteTable | None],
+        host: HostState,
+    ) -> None:
         super().__init__(address, BaseHandler)
-        self.routes = routes
+        self.routes_for = routes_for
         self.host = host
 
     @property
@@ -157,11 +169,6 @@ class BaseHandler(BaseHTTPRequestHandler):
 
     # --- the rules every route is under ------------------------------------------------------------------
 
-    def own_host(self) -> bool:
-        # DNS-rebinding protection: only our own loopback names may address us.
-        port = self.server.port
-        return allowed_host_header(self.headers.get("Host", ""), port)
-
     def own_origin(self) -> bool:
         # Only our own page may post: a page elsewhere in the user's browser must not call tools through us.
         # The page may be opened as localhost as well as 127.0.0.1 (netloc.allowed_origin: no other name).
@@ -184,13 +191,14 @@ class BaseHandler(BaseHTTPRequestHandler):
         return body
 
     def _dispatch(self, method: str) -> None:
-        routes = self.server.routes
-        if not routes.allows(method):
-            return self.send_error(HTTPStatus.NOT_IMPLEMENTED, f"Unsupported method ({self.command!r})")
         parts = urlsplit(self.path)
         try:
-            if not self.own_host():
+            # DNS-rebinding protection, and which origin is asked: only our own names address us.
+            routes = self.server.routes_for(self.headers.get("Host", ""), self.server.port)
+            if routes is None:
                 raise HttpError(HTTPStatus.MISDIRECTED_REQUEST, "unknown Host", plain=True)
+            if not routes.allows(method):
+                raise HttpError(HTTPStatus.METHOD_NOT_ALLOWED, f"{method} is not served here", plain=True)
             body = self._json_body() if method == "POST" else None
             found = routes.match(method, parts.path)
             if found is None:
@@ -215,12 +223,16 @@ class BaseHandler(BaseHTTPRequestHandler):
     # --- answering ---------------------------------------------------------------------------------------
 
     def send_body(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        fields = {"Content-Type": content_type, **(headers or {})}
+        for name, value in fields.items():
+            if not _HEADER_VALUE.match(value) or not _HEADER_NAME.match(name):
+                # A value a server or a widget chose (a file name, a type) must not end the header early.
+                raise ValueError(f"refusing to send header {name!r}: control characters in its value")
         self.send_response(status)
-        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
-        for name, value in (headers or {}).items():
+        for name, value in fields.items():
             self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":

@@ -1,24 +1,27 @@
-"""The host's two loopback origins: the host page and its API on one, the widget document on another.
+"""The host listening: the host page's socket and the sandbox's, with a route table per origin.
 
-ChatGPT serves a widget from its own sandbox origin, never from the chat's. The host does the same with
-two listening sockets on 127.0.0.1: the host page (http://127.0.0.1:P) and the widget (http://127.0.0.1:W,
-a different port and so a different origin). Each origin is a route table under the one base handler
-(handler.py): the host origin's is the host's own (api.py) after whatever a server built on the host
-registers first (the workbench's page and runs API); the widget origin's is the widget document alone.
+ChatGPT serves a widget from its own sandbox site, never from the chat's. The host does the same
+(origins.py has the model): the host page and its API on http://127.0.0.1:P, and on a second socket the
+sandbox proxy, the view and the file downloads, each under its own `*.localhost` name. Each origin is a
+route table under the one base handler (handler.py): the host origin's is the host's own (api.py) after
+whatever a server built on the host registers first (the workbench's page and runs API).
 """
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.host import api, widget
+from appsdk_cli.host import api, sandbox, widget
 from appsdk_cli.host.handler import HttpServer, Route, RouteTable
+from appsdk_cli.host.origins import FILES, PROXY, VIEW, Origins
 from appsdk_cli.host.run import LogEntry
 from appsdk_cli.host.session import PreviewOptions
 from appsdk_cli.host.state import HostState
+from appsdk_cli.netloc import allowed_host_header, sandbox_site_id
 
 
 class HostServer(HostState):
@@ -37,11 +40,20 @@ class HostServer(HostState):
         port: int = 0,
         on_log: Callable[[LogEntry], None] | None = None,
         routes: Iterable[Route] = (),
+        server: str | None = None,
     ) -> None:
         super().__init__(options, on_log=on_log)
         self.requested_port = port
+        # The sandbox's names are the server's: each server's widgets are a site of their own. Without
+        # one (a host not yet bound to a server), a random id still keeps them apart from everything else.
+        self.site_id = sandbox_site_id(server) if server else secrets.token_hex(6)
         self.host_routes = RouteTable(routes, api.ROUTES)
-        self.widget_routes = RouteTable(widget.ROUTES)
+        self.sandbox_routes = {
+            PROXY: RouteTable(sandbox.PROXY_ROUTES),
+            VIEW: RouteTable(widget.ROUTES),
+            FILES: RouteTable(sandbox.FILE_ROUTES),
+        }
+        self._origins: Origins | None = None
         self._servers: list[HttpServer] = []
         self._threads: list[threading.Thread] = []
 
@@ -49,14 +61,15 @@ class HostServer(HostState):
 
     def start(self) -> HostServer:
         try:
-            host = HttpServer(("127.0.0.1", self.requested_port), self.host_routes, self)
+            host = HttpServer(("127.0.0.1", self.requested_port), self._host_routes_for, self)
         except OSError as problem:
             raise AppsdkError(
                 f"cannot listen on 127.0.0.1:{self.requested_port}: {problem.strerror or problem};"
                 " pick another --port, or leave it out for a free one"
             ) from None
-        widget_origin = HttpServer(("127.0.0.1", 0), self.widget_routes, self)
-        self._servers = [host, widget_origin]
+        sandbox_socket = HttpServer(("127.0.0.1", 0), self._sandbox_routes_for, self)
+        self._origins = Origins(host.port, sandbox_socket.port, self.site_id)
+        self._servers = [host, sandbox_socket]
         for server in self._servers:
             thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
             thread.start()
@@ -75,6 +88,7 @@ class HostServer(HostState):
         for thread in self._threads:
             thread.join(timeout=5)
         self._servers, self._threads = [], []
+        self._origins = None
         self.files.close()
 
     def __enter__(self) -> HostServer:
@@ -87,15 +101,20 @@ class HostServer(HostState):
         """The listening sockets (a forking parent closes them in its children)."""
         return [server.socket for server in self._servers]
 
+    def _host_routes_for(self, host_header: str, port: int) -> RouteTable | None:
+        return self.host_routes if allowed_host_header(host_header, port) else None
+
+    def _sandbox_routes_for(self, host_header: str, port: int) -> RouteTable | None:
+        kind = self.origins.sandbox_kind(host_header)
+        return self.sandbox_routes[kind] if kind else None
+
     # --- addresses -----------------------------------------------------------------------------------
 
     @property
-    def host_origin(self) -> str:
-        return f"http://127.0.0.1:{self._servers[0].port}"
-
-    @property
-    def widget_origin(self) -> str:
-        return f"http://127.0.0.1:{self._servers[1].port}"
+    def origins(self) -> Origins:
+        if self._origins is None:
+            raise RuntimeError("the host has no origins until it listens (start())")
+        return self._origins
 
     @property
     def url(self) -> str:

@@ -7,7 +7,9 @@ and the HTTP side's routes need only this.
 
 from __future__ import annotations
 
+import secrets
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
@@ -15,6 +17,7 @@ from typing import Any
 from appsdk_cli import __version__
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.host.files import FileStore
+from appsdk_cli.host.origins import Origins
 from appsdk_cli.host.run import DEFAULT_RUN, LogEntry, Run, UnknownRun
 from appsdk_cli.host.session import (
     USER_AGENT,
@@ -26,6 +29,7 @@ from appsdk_cli.host.session import (
 )
 
 SANDBOX = "allow-scripts allow-same-origin allow-forms"
+KEPT_DOCUMENTS = 64
 PROTOCOL_VERSION = "2026-01-26"  # the MCP Apps extension version the bridge speaks
 
 
@@ -39,17 +43,18 @@ class HostState:
         self._lock = threading.Lock()
         self._widget_states: dict[tuple[str, str], Any] = {}
         self._runs: dict[str, Run] = {}
-        self.files = FileStore()  # window.openai's uploads (api.py serves them)
+        self.files = FileStore()  # window.openai's uploads (sandbox.py serves them)
+        self._documents: OrderedDict[str, str] = OrderedDict()  # widget documents' CSPs, by token
 
     # --- addresses (the server's sockets give them) ----------------------------------------------------
 
     @property
-    def host_origin(self) -> str:
+    def origins(self) -> Origins:
         raise NotImplementedError
 
     @property
-    def widget_origin(self) -> str:
-        raise NotImplementedError
+    def host_origin(self) -> str:
+        return self.origins.host_origin
 
     # --- runs ----------------------------------------------------------------------------------------
 
@@ -128,6 +133,20 @@ class HostState:
         with self._lock:
             self._widget_states[key] = state
 
+    def remember_document(self, csp: str) -> str:
+        """A token for the view's loader (/view?document=TOKEN) to be served under this document's CSP.
+        Unguessable, and kept for the last few documents: a widget that reloads itself gets its loader again."""
+        token = secrets.token_urlsafe(18)
+        with self._lock:
+            self._documents[token] = csp
+            while len(self._documents) > KEPT_DOCUMENTS:
+                self._documents.popitem(last=False)
+        return token
+
+    def document_csp(self, token: str) -> str | None:
+        with self._lock:
+            return self._documents.get(token)
+
     def template(self, run_id: str = DEFAULT_RUN) -> WidgetTemplate:
         """The first load uses the template read with the call; later loads re-read it, so an edited widget
         shows up on reload without restarting the preview (the server's own caching permitting)."""
@@ -172,7 +191,8 @@ class HostState:
                 "declaredCsp": template.csp.approved(),
                 "prefersBorder": prefers_border(template.meta),
             },
-            "widgetOrigin": self.widget_origin,
+            "sandboxOrigin": self.origins.proxy_origin,
+            "viewOrigin": self.origins.view_origin,
             "sandbox": SANDBOX,
             "widgetTools": {bridge.value: sorted(names) for bridge, names in preview.widget_tools.items()},
             "userAgent": USER_AGENT,

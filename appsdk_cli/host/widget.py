@@ -1,10 +1,12 @@
 """The widget document: the resource's HTML with the host bootstrap injected first, under its CSP.
 
-ChatGPT serves a widget from its own sandbox origin, never from the chat's. The host does the same: the
-widget origin (a second loopback port, so a different origin) serves this document and nothing else
-(`ROUTES`). The frame can reach the host only through postMessage, cannot read the host's storage or
-DOM, and gets the Content-Security-Policy its resource declares as a response header, like a real host
-sends it; the profile and device the page plays (profiles.py) and window.openai's file store complete it.
+The host page asks for the document (`/api/widget`, on its own origin) and hands its HTML to the sandbox
+proxy in `ui/notifications/sandbox-resource-ready`, as the MCP Apps spec has a web host do. The proxy
+frames the view origin's loader (`/view`, this module's one route there), which takes the HTML from the
+proxy alone and writes it into itself: the widget runs on its own site (origins.py), reaches the host only
+through postMessage, and is under the Content-Security-Policy its resource declares, sent as the loader's
+response header as a real host sends it. The profile and device the page plays (profiles.py) and
+window.openai's file store complete the document.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def widget_document(host: HostState, query: dict[str, str]) -> tuple[str, str]:
     max_height = int(query["maxHeight"]) if query.get("maxHeight", "").isdigit() else 640
     with_openai = query.get("openai", "1" if not options.bridge_only else "0") != "0"
     config: dict[str, Any] = {
-        "hostOrigin": host.host_origin,
+        "parentOrigin": host.origins.proxy_origin,
         "openai": with_openai,
         "globals": {
             "toolInput": preview.arguments,
@@ -63,7 +65,7 @@ def widget_extras(host: HostState, query: dict[str, str], config: dict[str, Any]
         # A tool that needs approval gets its input only once approved: nothing of the call until then.
         config["globals"].update(toolInput=None, toolOutput=None, toolResponseMetadata=None)
     config["escapeExits"] = True
-    return profiles.widget_csp(csp, query, files.files_source(host.host_origin))
+    return profiles.widget_csp(csp, query, files.files_source(host.origins.files_origin))
 
 
 def inject_bootstrap(html: str, config: dict[str, Any]) -> str:
@@ -80,13 +82,48 @@ def inject_bootstrap(html: str, config: dict[str, Any]) -> str:
     return tag + html
 
 
-def _widget(request: Request) -> None:
+# The view's loader: it takes the document from its parent, the proxy, and from nothing else, then writes it
+# into itself. The loader was served under the document's CSP, so the document is too (document.open keeps
+# the policy of the document it reuses).
+LOADER = """<!doctype html>
+<meta charset="utf-8">
+<script data-appsdk-preview="loader">
+(() => {
+  const proxy = __PROXY_ORIGIN__;
+  const take = (event) => {
+    const data = event.data;
+    if (event.source !== window.parent || event.origin !== proxy || !data || !data.__appsdk) return;
+    if (data.__appsdk.type !== "render" || typeof data.__appsdk.html !== "string") return;
+    window.removeEventListener("message", take);
+    document.open();
+    document.write(data.__appsdk.html);
+    document.close();
+  };
+  window.addEventListener("message", take);
+  window.parent.postMessage({ __appsdk: { type: "loader-ready" } }, proxy);
+})();
+</script>
+"""
+
+
+def _view(request: Request) -> None:
+    csp = request.host.document_csp(request.query.get("document", ""))
+    if csp is None:
+        raise HttpError(HTTPStatus.NOT_FOUND, "no such widget document (reload the host page)", plain=True)
+    page = LOADER.replace("__PROXY_ORIGIN__", json.dumps(request.host.origins.proxy_origin))
+    request.send(HTTPStatus.OK, page.encode(), "text/html; charset=utf-8", {"Content-Security-Policy": csp})
+
+
+def document_for_page(request: Request) -> None:
+    """`GET /api/widget` on the host origin: the document the host page hands the proxy, and the token the
+    proxy's loader is served by (/view?document=TOKEN), under the document's CSP."""
+    host = request.host
     try:
-        html, csp = widget_document(request.host, request.query)
+        html, csp = widget_document(host, request.query)
     except UnknownRun:
-        raise HttpError(HTTPStatus.NOT_FOUND, "no such run", plain=True) from None
-    request.send(HTTPStatus.OK, html.encode(), "text/html; charset=utf-8", {"Content-Security-Policy": csp})
+        raise HttpError(HTTPStatus.NOT_FOUND, "no such run") from None
+    request.json(HTTPStatus.OK, {"html": html, "csp": csp, "document": host.remember_document(csp)})
 
 
-# The widget's origin serves the widget document and nothing else.
-ROUTES = (get("/widget", _widget),)
+# The view origin serves the loader and nothing else.
+ROUTES = (get("/view", _view),)

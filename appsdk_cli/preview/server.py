@@ -28,7 +28,7 @@ class PreviewServer(HostServer):
         port: int = 0,
         on_log: Callable[[LogEntry], None] | None = None,
     ) -> None:
-        super().__init__(options, port=port, on_log=on_log)
+        super().__init__(options, port=port, on_log=on_log, server=preview.target.url or preview.target.description)
         self.add_run(Run.shown(DEFAULT_RUN, preview))
 
     @property

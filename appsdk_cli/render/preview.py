@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 from appsdk_cli.render.console import stderr, stdout
 
 
-def preview_serving(session: PreviewSession, page_url: str, widget_origin: str) -> None:
+def preview_serving(session: PreviewSession, page_url: str, view_origin: str) -> None:
     from appsdk_cli.render.console import escape
 
     console = stdout()
@@ -25,10 +25,12 @@ def preview_serving(session: PreviewSession, page_url: str, widget_origin: str) 
     console.print("Open:")
     # The URL alone on its line, unstyled, so it copies cleanly and scripts can pick it up.
     console.print(page_url, soft_wrap=True, markup=False, highlight=False)
-    console.print(f"[dim]The widget runs on {escape(widget_origin)} under its CSP. Ctrl-C stops the preview.[/]")
+    console.print(
+        f"[dim]The widget runs on its own site, {escape(view_origin)}, under its CSP. Ctrl-C stops the preview.[/]"
+    )
 
 
-def workbench_serving(url: str, server: str, tools: int, widget_origin: str) -> None:
+def workbench_serving(url: str, server: str, tools: int, view_origin: str) -> None:
     from appsdk_cli.render.console import escape
 
     console = stdout()
@@ -37,7 +39,9 @@ def workbench_serving(url: str, server: str, tools: int, widget_origin: str) -> 
     )
     console.print("Open:")
     console.print(url, soft_wrap=True, markup=False, highlight=False)
-    console.print(f"[dim]Widgets run on {escape(widget_origin)} under their CSP. Ctrl-C stops the workbench.[/]")
+    console.print(
+        f"[dim]Widgets run on their own site, {escape(view_origin)}, under their CSP. Ctrl-C stops the workbench.[/]"
+    )
 
 
 def preview_log(entry: LogEntry) -> None:

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 STATIC = Path(__file__).parent / "static"
 PAGE_CSP = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self';"
-    " frame-src 'self'; object-src 'none'; base-uri 'none'"
+    " frame-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
 MAX_RUNS = 200  # runs kept; older ones (and their host-page sessions) are dropped
 
@@ -99,7 +99,9 @@ class Workbench:
         self.options = options or PreviewOptions()
         self.dev = dev
         self.events = EventHub()
-        self.host = HostServer(self.options, port=port, on_log=self._on_log, routes=self._routes())
+        self.host = HostServer(
+            self.options, port=port, on_log=self._on_log, routes=self._routes(), server=target.url or target.description
+        )
         self._on_log_outside = on_log
         self._lock = threading.Lock()
         self._flights: dict[str, _InFlight] = {}  # by run id
@@ -154,7 +156,7 @@ class Workbench:
             "server": self.target.description,
             "serverInfo": self._server_info,
             "dev": self.dev,
-            "widgetOrigin": self.host.widget_origin,
+            "sandboxOrigin": self.host.origins.proxy_origin,
             "defaults": {
                 "theme": self.options.theme,
                 "displayMode": self.options.display_mode,
@@ -367,7 +369,8 @@ class Workbench:
                 return
             try:
                 # openai/fileParams arguments name uploaded files; the tool gets them as file objects.
-                arguments = file_arguments(definition, run.arguments, self.host.files, self.host.host_origin)
+                files_origin = self.host.origins.server_files_origin
+                arguments = file_arguments(definition, run.arguments, self.host.files, files_origin)
             except ValueError as problem:
                 self._finish(run, "invalid", error=str(problem))
                 return

@@ -93,7 +93,10 @@ interface AppsdkSession {
     declaredCsp: McpUiResourceCsp | null;
     prefersBorder: boolean;
   };
-  widgetOrigin: string;
+  /** the sandbox proxy's origin: the host page frames it and talks to the view only through it */
+  sandboxOrigin: string;
+  /** the view's origin (the widget's own site), for display */
+  viewOrigin: string;
   sandbox: string;
   widgetTools: Record<string, string[]>;
   userAgent: Json;
@@ -105,7 +108,7 @@ interface AppsdkSession {
 // ---- the bootstrap's config (preview/server.py: widget_document, injected as __APPSDK_CONFIG__) -----
 
 interface AppsdkBootstrapConfig {
-  hostOrigin: string;
+  parentOrigin: string;
   openai: boolean;
   /** window.openai's globals at load; the host's set_globals messages update them. */
   globals: Record<string, unknown>;
@@ -226,7 +229,7 @@ interface AppsdkWorkbenchInfo {
   server: string;
   serverInfo: { name?: string; version?: string } | null;
   dev: boolean;
-  widgetOrigin: string;
+  sandboxOrigin: string;
   defaults: { theme: string; displayMode: string; locale: string; profile: string; device: string };
   traffic: boolean;
   lastReload: unknown;

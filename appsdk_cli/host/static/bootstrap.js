@@ -12,13 +12,14 @@
   const config = __APPSDK_CONFIG__;
   const channel = new MessageChannel();
   const port = channel.port1;
-  window.parent.postMessage({ __appsdk: { type: "connect" } }, config.hostOrigin, [channel.port2]);
+  // The parent is the host's sandbox proxy, which hands the port on to the host page.
+  window.parent.postMessage({ __appsdk: { type: "connect" } }, config.parentOrigin, [channel.port2]);
   /** @param {AppsdkOpenaiFromWidget} message */
   const post = (message) => port.postMessage(message);
 
   // The widget document's query string is the host's business; a location reads better without it.
   /** @param {unknown} text */
-  const place = (text) => String(text || "").replace(/(\/widget)\?[^\s#:)]*/g, "$1");
+  const place = (text) => String(text || "").replace(/(\/view)\?[^\s#:)]*/g, "$1");
   /** @param {unknown} value */
   const describe = (value) => {
     if (value instanceof Error) return value.stack || String(value);

@@ -2,6 +2,8 @@
 // Files: window.openai's uploads against the host's file store, the host's own file chooser, and
 // ui/download-file. The functions touch the DOM only when called; decoding is pure.
 
+import { webLink } from "./page.js";
+
 /**
  * What ui/download-file saves for one content item: an embedded resource's bytes with a file name from
  * its URI, or a link the browser fetches. Null for an item it cannot save.
@@ -53,12 +55,19 @@ export function pickFiles(picker) {
   });
 }
 
-/** @param {string} href @param {string} name */
+/**
+ * Save through an anchor in a new browsing context: a link the browser will not download (cross-origin
+ * URLs ignore `download`) opens in a tab of its own, or is stopped by the popup blocker, and never
+ * navigates the host page.
+ * @param {string} href
+ * @param {string} name
+ */
 function downloadLocally(href, name) {
   const anchor = document.createElement("a");
   anchor.href = href;
   anchor.download = name;
-  anchor.rel = "noopener";
+  anchor.target = "_blank";
+  anchor.rel = "noopener noreferrer";
   document.body.append(anchor);
   anchor.click();
   anchor.remove();
@@ -80,8 +89,13 @@ export function downloadAll(params) {
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
       names.push(`${download.name} (${download.bytes.length} bytes)`);
     } else {
-      downloadLocally(download.href, download.name);
-      names.push(download.name || download.href);
+      const href = webLink(download.href);
+      if (!href) {
+        names.push(`${download.href.slice(0, 80)} (refused: only http and https links are downloaded)`);
+        continue;
+      }
+      downloadLocally(href, download.name);
+      names.push(download.name || href);
     }
   }
   return names;

@@ -60,11 +60,19 @@ const preview = Object.assign(page.records, {
 window.appsdkPreview = preview;
 
 window.addEventListener("message", (event) => {
-  // Only the current frame, from the widget's origin; anything else is not our widget.
+  // Only the current frame, the sandbox proxy, from its origin; anything else is not our widget.
   const host = page.host;
-  if (!host || !host.frame || event.source !== host.frame.contentWindow || event.origin !== host.session.widgetOrigin) return;
+  if (!host || !host.frame || event.source !== host.frame.contentWindow || event.origin !== host.session.sandboxOrigin) return;
   const data = event.data;
-  if (data && data.__appsdk && data.__appsdk.type === "connect" && event.ports[0]) {
+  if (data && data.jsonrpc === "2.0" && data.method === "ui/notifications/sandbox-proxy-ready") {
+    // The proxy's own channel: the document goes to it, never to the view's bridge or its traffic.
+    if (host.resource && host.frame.contentWindow) {
+      const message = { jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: host.resource };
+      host.frame.contentWindow.postMessage(message, host.session.sandboxOrigin);
+    }
+  } else if (data && data.__appsdk && data.__appsdk.type === "view-loaded") {
+    host.timing.loadedAt = performance.now();
+  } else if (data && data.__appsdk && data.__appsdk.type === "connect" && event.ports[0]) {
     connectOpenai(host, event.ports[0]);
   } else if (data && data.jsonrpc === "2.0") {
     keepTraffic(page, page.recorder.record("bridge", "widget", "host", data));
@@ -82,6 +90,7 @@ async function main() {
     state: initialState(page.params, session, catalog),
     frame: null,
     openaiPort: null,
+    resource: null,
     bridge: detachedBridge(),
     health: { read: new Set(), errors: [], loadFailures: [] },
     timing: { loadedAt: null, changedAt: performance.now() },

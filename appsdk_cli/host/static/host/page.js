@@ -41,6 +41,8 @@ import { createTrafficRecorder } from "./traffic.js";
  * @property {import("./context.js").HostState} state
  * @property {HTMLIFrameElement | null} frame the current view's frame (null once removed)
  * @property {MessagePort | null} openaiPort the bootstrap's port (window.openai and its reports)
+ * @property {{ html: string, sandbox: string, csp?: McpUiResourceCsp } | null} resource what the
+ *   sandbox proxy gets in ui/notifications/sandbox-resource-ready once it says it is ready
  * @property {import("./bridge.js").Bridge} bridge the current view's MCP Apps endpoint
  * @property {Health} health
  * @property {{ loadedAt: number | null, changedAt: number }} timing for "settled"
@@ -65,6 +67,21 @@ export function createPage(where) {
     api: (path, body) => request(apiPath(path, where.href, run), body),
     host: null,
   };
+}
+
+/**
+ * A link a widget gave, if it is one the host page may put in an anchor: http(s) only. A javascript: or
+ * data: URL clicked in the host page would run with the host's origin.
+ * @param {unknown} link
+ * @returns {string | null}
+ */
+export function webLink(link) {
+  try {
+    const url = new URL(String(link));
+    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -151,9 +168,10 @@ export function addLog(page, kind, level, message, link) {
   const label = document.createElement("b");
   label.textContent = kind;
   item.append(label, message);
-  if (link) {
+  const href = link ? webLink(link) : null;
+  if (href) {
     const anchor = document.createElement("a");
-    anchor.href = link;
+    anchor.href = href;
     anchor.target = "_blank";
     anchor.rel = "noopener noreferrer";
     anchor.textContent = " open";

@@ -26,7 +26,7 @@ export function toWidget(host, message) {
   const target = host.frame && host.frame.contentWindow;
   if (!target) return;
   keepTraffic(host.page, host.page.recorder.record("bridge", "host", "widget", message));
-  target.postMessage(message, host.session.widgetOrigin);
+  target.postMessage(message, host.session.sandboxOrigin);
 }
 
 /**
@@ -230,7 +230,6 @@ export async function loadWidget(host, wiring) {
   state.runawayLogged = false;
   wiring.modesChanged();
   $("approval-bar").hidden = !state.approval;
-  const old = $("widget");
   const frame = document.createElement("iframe");
   host.frame = frame;
   frame.id = "widget";
@@ -248,11 +247,18 @@ export async function loadWidget(host, wiring) {
     approval: state.approval ? "1" : "0",
   });
   if (page.run !== null) query.set("run", page.run);
-  frame.src = `${host.session.widgetOrigin}/widget?${query}`;
-  frame.addEventListener("load", () => {
-    host.timing.loadedAt = performance.now();
-  });
-  old.replaceWith(frame);
+  // The document goes to the sandbox proxy once it says it is ready (resourceReady); the proxy frames
+  // the view's loader, served under the document's CSP by the token.
+  /** @type {{ html: string, csp: string, document: string }} */
+  const widgetDocument = await page.api(`/api/widget?${query}`);
+  host.resource = {
+    html: widgetDocument.html,
+    sandbox: profileOf(host).sandbox,
+    csp: host.session.template.declaredCsp || undefined,
+  };
+  frame.src = `${host.session.sandboxOrigin}/proxy?${new URLSearchParams({ document: widgetDocument.document })}`;
+  if (host.frame !== frame) return {}; // a newer load started while this one fetched its document
+  $("widget").replaceWith(frame);
   applyHeight(host);
   watchSettled(host);
   return {};

@@ -1,0 +1,86 @@
+// @ts-check
+// The sandbox proxy (MCP Apps, "Sandbox proxy"): the frame between a host page and a view, on an origin of
+// its own. It says it is ready, takes the view's HTML from the host page, frames the view origin's loader
+// and hands it the HTML, then forwards every other message between the two, untouched, ports included.
+// Its own sandbox-* notifications are never forwarded, and it originates nothing else.
+(() => {
+  "use strict";
+  const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
+  const RESOURCE_READY = "ui/notifications/sandbox-resource-ready";
+  const SANDBOX_PREFIX = "ui/notifications/sandbox-";
+  const configElement = document.getElementById("appsdk-proxy");
+  /** @type {{ hostOrigins: string[], viewOrigin: string }} */
+  const config = JSON.parse((configElement && configElement.textContent) || "{}");
+  const documentToken = new URLSearchParams(location.search).get("document") || "";
+  /** @type {string | null} the host page's origin, once it spoke */
+  let hostOrigin = null;
+  /** @type {HTMLIFrameElement | null} */
+  let view = null;
+  /** @type {string | null} */
+  let html = null;
+  let written = false;
+
+  /** @param {unknown} data */
+  const isSandboxMessage = (data) =>
+    typeof data === "object" &&
+    data !== null &&
+    "method" in data &&
+    typeof data.method === "string" &&
+    data.method.startsWith(SANDBOX_PREFIX);
+
+  /** @param {Record<string, unknown>} permissions the spec's McpUiResourcePermissions */
+  const allowOf = (permissions) => {
+    const features = { camera: "camera", microphone: "microphone", geolocation: "geolocation", clipboardWrite: "clipboard-write" };
+    return Object.entries(features)
+      .filter(([key]) => permissions && permissions[key])
+      .map(([, feature]) => feature)
+      .join("; ");
+  };
+
+  /** @param {Record<string, unknown>} params sandbox-resource-ready's */
+  const render = (params) => {
+    if (typeof params.html !== "string") return;
+    html = params.html;
+    written = false;
+    if (view) view.remove();
+    view = document.createElement("iframe");
+    view.setAttribute("sandbox", typeof params.sandbox === "string" ? params.sandbox : "allow-scripts allow-same-origin");
+    const permissions = params.permissions && typeof params.permissions === "object" ? params.permissions : null;
+    if (permissions) view.allow = allowOf(/** @type {Record<string, unknown>} */ (permissions));
+    view.title = document.title;
+    view.addEventListener("load", () => {
+      // The loader's own load comes first; the load after it hands the document over is the view's.
+      if (written && hostOrigin) window.parent.postMessage({ __appsdk: { type: "view-loaded" } }, hostOrigin);
+    });
+    view.src = `${config.viewOrigin}/view?document=${encodeURIComponent(documentToken)}`;
+    document.body.append(view);
+  };
+
+  window.addEventListener("message", (event) => {
+    const data = event.data;
+    if (event.source === window.parent && config.hostOrigins.includes(event.origin)) {
+      hostOrigin = event.origin;
+      if (isSandboxMessage(data)) {
+        if (data.method === RESOURCE_READY && data.params && typeof data.params === "object") render(data.params);
+        return;
+      }
+      if (view && view.contentWindow) view.contentWindow.postMessage(data, config.viewOrigin, [...event.ports]);
+      return;
+    }
+    if (!view || event.source !== view.contentWindow || event.origin !== config.viewOrigin) return;
+    if (data && data.__appsdk && data.__appsdk.type === "loader-ready") {
+      // The loader asks each time it loads (a widget may reload itself): it gets the same document again.
+      if (html !== null && view.contentWindow) {
+        written = true;
+        view.contentWindow.postMessage({ __appsdk: { type: "render", html } }, config.viewOrigin);
+      }
+      return;
+    }
+    if (isSandboxMessage(data)) return; // a view cannot speak for the proxy
+    if (hostOrigin) window.parent.postMessage(data, hostOrigin, [...event.ports]);
+  });
+
+  // Before the host page speaks, its origin is one of two (127.0.0.1 or localhost): the browser delivers
+  // the one whose target origin matches the parent's.
+  for (const origin of config.hostOrigins) window.parent.postMessage({ jsonrpc: "2.0", method: PROXY_READY, params: {} }, origin);
+})();
