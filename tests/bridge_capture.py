@@ -1,10 +1,11 @@
 """Record every postMessage between the preview's host page and its widget, and judge the host's side
 by the MCP Apps spec's own schemas (tests/interop/validate-host-messages.mjs, the pinned ext-apps SDK).
 
-The recorder is a Playwright init script, so it runs in the host page and in every widget frame before
-any of their own scripts: the widget frame records what its parent posts to it (host→view), the host
-page records what the widget posts to it (view→host). Both report through one exposed binding, with
-epoch timestamps so the two frames' records interleave in order.
+The recorder is a Playwright init script, so it runs in the host page, the sandbox proxy and the view
+before any of their own scripts: the view records what reaches it from its parent (host→view, forwarded
+by the proxy), the proxy records the host page's messages to the proxy itself (host→sandbox), the host
+page records what comes up (view→host, and the proxy's own sandbox→host). All report through one exposed
+binding, with epoch timestamps so the frames' records interleave in order.
 """
 
 from __future__ import annotations
@@ -20,13 +21,17 @@ INTEROP = Path(__file__).resolve().parent / "interop"
 RECORDER = """(() => {
   const at = () => performance.timeOrigin + performance.now();
   const top = window === window.top;
+  const proxy = !top && location.pathname === "/proxy";
+  const sandboxMessage = (data) =>
+    Boolean(data && typeof data.method === "string" && data.method.startsWith("ui/notifications/sandbox-"));
   window.addEventListener("message", (event) => {
-    const fromParent = !top && event.source === window.parent;
-    const fromChild = top && event.source !== window;
-    if (!fromParent && !fromChild) return;
     let data;
     try { data = JSON.parse(JSON.stringify(event.data)); } catch { data = String(event.data); }
-    window.__appsdkRecord({ dir: fromParent ? "host→view" : "view→host", at: at(), data, ports: event.ports.length });
+    let dir = null;
+    if (top && event.source !== window) dir = sandboxMessage(data) ? "sandbox→host" : "view→host";
+    else if (proxy && event.source === window.parent) dir = sandboxMessage(data) ? "host→sandbox" : null;
+    else if (!top && !proxy && event.source === window.parent) dir = "host→view";
+    if (dir) window.__appsdkRecord({ dir, at: at(), data, ports: event.ports.length });
   }, true);
 })();"""
 

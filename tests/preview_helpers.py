@@ -118,3 +118,47 @@ def command_of(pid: int) -> str:
 
 
 PYTHON = sys.executable
+
+
+# The host page frames the sandbox proxy as `#widget`; the view (the widget's own document) is the proxy's
+# one frame, on the view origin.
+VIEW_IN_PROXY = "iframe"
+
+
+def widget_view(scope):
+    """A FrameLocator for the widget's document in a host page (or a FrameLocator of one)."""
+    return scope.frame_locator("iframe#widget").frame_locator(VIEW_IN_PROXY)
+
+
+def view_frame(page, timeout: float = 20.0):
+    """The Frame of the widget's document the host page shows now (inside its #widget proxy frame)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        handle = page.locator("iframe#widget").element_handle(timeout=timeout * 1000)
+        proxy = handle.content_frame() if handle else None
+        if proxy is not None and proxy.child_frames:
+            view = proxy.child_frames[0]
+            if "/view?" in view.url:
+                return view
+        if time.monotonic() > deadline:
+            raise AssertionError("the host page shows no widget view in its #widget proxy frame")
+        page.wait_for_timeout(50)
+
+
+def http_get(url: str, headers: dict[str, str] | None = None, timeout: float = 10) -> tuple[int, dict[str, str], bytes]:
+    """GET a URL of the host, its sandbox names under `.localhost` included: a browser answers them with
+    loopback itself, Python's resolver need not, so the request goes to 127.0.0.1 with the name as Host."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection("127.0.0.1", parts.port or 80, timeout=timeout)
+    try:
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        connection.request("GET", path or "/", headers={"Host": parts.netloc, **(headers or {})})
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        connection.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -18,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 from conftest import RunningServer, appsdk, free_port, pid_alive
+from preview_helpers import http_get
 
 from appsdk_cli.host.csp import host_csp
 from appsdk_cli.host.widget import inject_bootstrap
@@ -75,11 +77,11 @@ def test_an_origin_that_would_inject_directives_is_dropped():
 
 def test_bootstrap_goes_first_in_head_and_keeps_the_doctype_first():
     html = '<!DOCTYPE html><html><head><meta charset="utf-8"><script>widget()</script></head></html>'
-    out = inject_bootstrap(html, {"hostOrigin": "http://127.0.0.1:1", "openai": True, "globals": {"x": "</script>"}})
+    out = inject_bootstrap(html, {"parentOrigin": "http://127.0.0.1:1", "openai": True, "globals": {"x": "</script>"}})
     assert out.startswith("<!DOCTYPE html><html><head>")
     assert out.index('data-appsdk-preview="bootstrap"') < out.index("widget()")
     assert out.count("</script>") == 2  # the value's </script> is escaped and cannot end the bootstrap
-    bare = inject_bootstrap("<p>hi</p>", {"hostOrigin": "", "openai": False, "globals": {}})
+    bare = inject_bootstrap("<p>hi</p>", {"parentOrigin": "", "openai": False, "globals": {}})
     assert bare.startswith("<script") and bare.endswith("<p>hi</p>")
 
 
@@ -165,12 +167,7 @@ def start_preview(server: RunningServer, *extra: str, env: dict[str, str] | None
 
 
 def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
-    request = urllib.request.Request(url, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()
+    return http_get(url, headers)
 
 
 def post(url: str, body: dict, origin: str | None) -> tuple[int, dict]:
@@ -198,9 +195,13 @@ def test_serves_the_host_page_and_the_widget_on_separate_origins_under_its_csp(c
         status, headers, body = get(running.url + "/")
         assert status == 200 and b'id="widget"' in body
         session = json.loads(get(running.url + "/api/session")[2])
-        widget_origin = session["widgetOrigin"]
-        assert widget_origin.startswith("http://127.0.0.1:") and widget_origin != running.url
-        assert f"frame-src {widget_origin}" in headers["Content-Security-Policy"]
+        proxy, view = session["sandboxOrigin"], session["viewOrigin"]
+        # The widget's own site: names under .localhost, another site than the host page's 127.0.0.1.
+        assert re.fullmatch(r"http://sandbox-[0-9a-f]{12}\.localhost:\d+", proxy)
+        assert view == proxy.replace("//sandbox-", "//view-")
+        page_csp = directives(headers["Content-Security-Policy"])
+        assert page_csp["frame-src"] == proxy
+        assert page_csp["frame-ancestors"] == f"{running.url} {running.url.replace('127.0.0.1', 'localhost')}"
         assert session["arguments"] == {"start": 3}
         assert session["result"]["structuredContent"] == {"count": 3, "label": "clicks"}
         assert session["widgetTools"] == {
@@ -209,24 +210,39 @@ def test_serves_the_host_page_and_the_widget_on_separate_origins_under_its_csp(c
         }
         assert session["sandbox"] == "allow-scripts allow-same-origin allow-forms"
 
-        status, headers, body = get(widget_origin + "/widget?theme=dark&displayMode=pip&maxHeight=480")
+        status, _, body = get(running.url + "/api/widget?theme=dark&displayMode=pip&maxHeight=480")
         assert status == 200
-        csp = directives(headers["Content-Security-Policy"])
+        document = json.loads(body)
+        csp = directives(document["csp"])
         # The declared origin; ChatGPT's CDN allowance (the default profile's); and (window.openai's file APIs)
-        # the host's file store, nothing else of the host.
+        # the host's file store on its own origin, nothing of the host.
         cdns = "https://cdn.jsdelivr.net https://unpkg.com"
-        assert csp["connect-src"] == f"http://127.0.0.1:9 {running.url}/files/"
-        assert csp["img-src"] == f"'self' data: blob: http://127.0.0.1:9 {cdns} {running.url}/files/"
+        files = proxy.replace("//sandbox-", "//files-") + "/files/"
+        assert csp["connect-src"] == f"http://127.0.0.1:9 {files}"
+        assert csp["img-src"] == f"'self' data: blob: http://127.0.0.1:9 {cdns} {files}"
         assert csp["script-src"] == f"'self' 'unsafe-inline' http://127.0.0.1:9 {cdns}"
-        bridge_only = directives(get(widget_origin + "/widget?openai=0&cdn=0")[1]["Content-Security-Policy"])
+        bridge_only = directives(json.loads(get(running.url + "/api/widget?openai=0&cdn=0")[2])["csp"])
         assert bridge_only["connect-src"] == "http://127.0.0.1:9"
         assert bridge_only["img-src"] == "'self' data: blob: http://127.0.0.1:9"
-        html = body.decode()
+        html = document["html"]
         assert html.index('data-appsdk-preview="bootstrap"') < html.index("window.openai)")
         assert '"toolOutput": {"count": 3, "label": "clicks"}' in html
         assert '"theme": "dark"' in html and '"displayMode": "pip"' in html and '"maxHeight": 480' in html
-        # The widget's origin serves the widget and nothing else: no host API there.
-        assert get(widget_origin + "/api/session")[0] == 404
+        # The view origin serves that same document by its token, under exactly its CSP.
+        status, view_headers, served = get(f"{view}/view?document={document['document']}")
+        assert status == 200 and view_headers["Content-Security-Policy"] == document["csp"]
+        assert served.decode() == html
+        assert get(f"{view}/view?document=guessed")[0] == 404
+        # The sandbox proxy: framed only by our host pages, its own script only.
+        status, proxy_headers, _ = get(f"{proxy}/proxy?document={document['document']}")
+        proxy_csp = directives(proxy_headers["Content-Security-Policy"])
+        assert status == 200 and proxy_csp["script-src"] == "'self'" and proxy_csp["frame-src"] == view
+        assert proxy_csp["frame-ancestors"] == page_csp["frame-ancestors"]
+        # The sandbox's names serve no host API, and the sandbox socket answers no other name.
+        assert get(view + "/api/session")[0] == 404 and get(proxy + "/api/session")[0] == 404
+        sandbox_port = proxy.rsplit(":", 1)[1]
+        assert get(f"{view}/view", {"Host": f"view-000000000000.localhost:{sandbox_port}"})[0] == 421
+        assert get(f"{view}/view", {"Host": f"evil.example:{sandbox_port}"})[0] == 421
         # DNS rebinding: another name for our address is refused.
         assert get(running.url + "/", {"Host": "evil.example:80"})[0] == 421
     finally:
@@ -254,8 +270,7 @@ def test_only_the_host_page_may_call_tools_and_only_widget_callable_ones(counter
 
         # Widget state is kept by the preview server, so the next widget load (a page reload) gets it.
         assert post(running.url + "/api/widget-state", {"state": {"n": 1}}, origin=running.url)[0] == 200
-        widget_origin = json.loads(get(running.url + "/api/session")[2])["widgetOrigin"]
-        assert '"widgetState": {"n": 1}' in get(widget_origin + "/widget")[2].decode()
+        assert '"widgetState": {"n": 1}' in json.loads(get(running.url + "/api/widget")[2])["html"]
 
         # What the page logs reaches the terminal.
         entry = {"kind": "csp", "level": "error", "message": "CSP blocked http://x by img-src"}

@@ -18,7 +18,16 @@ from pathlib import Path
 
 import pytest
 from conftest import RunningServer, pid_alive
-from preview_helpers import CHROMIUM, NEEDS_CHROMIUM, command_of, decode_png, luminance_stats, marked_pids
+from preview_helpers import (
+    CHROMIUM,
+    NEEDS_CHROMIUM,
+    command_of,
+    decode_png,
+    luminance_stats,
+    marked_pids,
+    view_frame,
+    widget_view,
+)
 
 from appsdk_cli.connection import Target
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
@@ -45,7 +54,7 @@ def serve(server: RunningServer, tool: str, words: list[str] | None = None, **op
 def open_page(page, preview: PreviewServer, **query: str):
     page.goto(preview.page_url(**query))
     page.wait_for_function("() => window.appsdkPreview && window.appsdkPreview.settled")
-    return page.frame_locator("#widget")
+    return widget_view(page)
 
 
 def host_log(page) -> list[dict]:
@@ -61,9 +70,8 @@ def wait_for_log(page, kind: str, text: str) -> None:
 
 
 def widget_eval(page, expression: str):
-    """Evaluate inside the widget's frame (its own origin, so not reachable from the host page's JS)."""
-    frame = next(f for f in page.frames if f.url.startswith("http://127.0.0.1") and "/widget?" in f.url)
-    return frame.evaluate(expression)
+    """Evaluate inside the widget's frame (its own site, so not reachable from the host page's JS)."""
+    return view_frame(page).evaluate(expression)
 
 
 # --- the scaffold's widget ----------------------------------------------------------------------------
@@ -162,7 +170,7 @@ def test_widget_state_survives_a_reload(page, counter_app):
         wait_for_log(page, "openai", "setWidgetState")
         page.reload()
         page.wait_for_function("() => window.appsdkPreview && window.appsdkPreview.settled")
-        assert page.frame_locator("#widget").locator("#state").text_content() == '{"saved":100}'
+        assert widget_view(page).locator("#state").text_content() == '{"saved":100}'
         assert widget_eval(page, "() => window.openai.widgetState") == {"saved": 100}
     finally:
         preview.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from bridge_capture import BridgeRecorder, coverage, failures, validate
 from conftest import RunningServer, free_port, serve, stop
-from preview_helpers import NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS
+from preview_helpers import NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS, http_get, view_frame, widget_view
 
 from appsdk_cli.connection import Target
 from appsdk_cli.host.files import FileStore, file_arguments
@@ -49,11 +49,11 @@ class Host:
         self.recorder = BridgeRecorder(self.context)
         self.page = self.context.new_page()
         self.page.goto(self.server.page_url(**query))
-        self.page.frame_locator("#widget").locator("#status", has_text="ready").wait_for(timeout=20_000)
+        widget_view(self.page).locator("#status", has_text="ready").wait_for(timeout=20_000)
 
     def widget(self):
         # The frame the host page shows now (#widget), not the first whose URL matches.
-        return self.page.locator("#widget").element_handle().content_frame()
+        return view_frame(self.page)
 
     def probe(self, expression: str, arg=None):
         return self.widget().evaluate(f"(arg) => {expression}", arg)
@@ -126,18 +126,18 @@ def test_each_profile_answers_ui_initialize_as_that_host_within_the_spec(open_ho
 
 def test_the_chatgpt_profile_offers_its_cdns_as_a_toggle(open_host, probe_app):
     host = open_host(profile="chatgpt")
-    session = json.loads(urllib.request.urlopen(host.server.url + "api/session").read())
     csp_of = {}
     for cdn in ("1", "0"):
-        url = f"{session['widgetOrigin']}/widget?profile=chatgpt&cdn={cdn}"
-        csp_of[cdn] = urllib.request.urlopen(url).headers["Content-Security-Policy"]
+        url = f"{host.server.url}api/widget?profile=chatgpt&cdn={cdn}"
+        csp_of[cdn] = json.loads(urllib.request.urlopen(url).read())["csp"]
     assert "https://cdn.jsdelivr.net https://unpkg.com" in csp_of["1"]
     assert "jsdelivr" not in csp_of["0"] and "unpkg" not in csp_of["0"]
-    generic = urllib.request.urlopen(f"{session['widgetOrigin']}/widget?profile=mcp-apps").headers
-    assert "jsdelivr" not in generic["Content-Security-Policy"]
+    generic = json.loads(urllib.request.urlopen(f"{host.server.url}api/widget?profile=mcp-apps").read())["csp"]
+    assert "jsdelivr" not in generic
+    first = host.page.locator("iframe#widget").get_attribute("src")
     host.page.uncheck("#cdn")  # a new view, under the CSP without the CDNs
-    host.page.wait_for_function("() => document.querySelector('iframe#widget')?.src.includes('cdn=0')")
-    host.page.frame_locator("#widget").locator("#status", has_text="ready").wait_for(timeout=20_000)
+    host.page.wait_for_function("(first) => document.querySelector('iframe#widget')?.src !== first", arg=first)
+    widget_view(host.page).locator("#status", has_text="ready").wait_for(timeout=20_000)
     host.close()
 
 
@@ -166,7 +166,7 @@ def test_a_mobile_device_has_touch_safe_areas_and_pip_becomes_fullscreen(open_ho
 
 def test_fullscreen_is_left_by_the_control_and_by_escape_from_the_host_or_the_widget(open_host):
     host = open_host(profile="mcp-apps")
-    mode = host.page.frame_locator("#widget").locator("#mode")
+    mode = widget_view(host.page).locator("#mode")
     for leave in ("control", "escape-host", "escape-widget"):
         assert host.probe("window.probe.requestMode('fullscreen')") == {"ok": {"mode": "fullscreen"}}
         mode.filter(has_text="fullscreen").wait_for()
@@ -178,7 +178,7 @@ def test_fullscreen_is_left_by_the_control_and_by_escape_from_the_host_or_the_wi
             host.page.locator("#exit-mode").focus()
             host.page.keyboard.press("Escape")
         else:
-            host.page.frame_locator("#widget").locator("h1").click()  # the focus inside the widget
+            widget_view(host.page).locator("h1").click()  # the focus inside the widget
             host.page.keyboard.press("Escape")
         mode.filter(has_text="inline").wait_for()
         assert host.page.locator("#stage").get_attribute("data-mode") == "inline"
@@ -195,10 +195,13 @@ def test_a_file_goes_up_comes_back_by_its_download_url_and_reaches_a_file_params
         "window.probe.fileRoundTrip(arg.text, arg.name)", {"text": "bytes in the store ✓", "name": "note.txt"}
     )
     assert trip["fileId"].startswith("file_")
-    assert trip["downloadUrl"] == f"{host.server.host_origin}/files/{trip['fileId']}"
+    # The widget reads its uploads from the files origin; the MCP server gets them on 127.0.0.1, which
+    # its resolver knows (a *.localhost name is the browser's).
+    origins = host.server.origins
+    assert trip["downloadUrl"] == f"{origins.files_origin}/files/{trip['fileId']}"
     assert trip["fetched"] == "bytes in the store ✓"  # the widget fetched its own upload under its CSP
     expected = {
-        "download_url": trip["downloadUrl"],
+        "download_url": f"{origins.server_files_origin}/files/{trip['fileId']}",
         "file_id": trip["fileId"],
         "mime_type": "text/plain",
         "file_name": "note.txt",
@@ -206,15 +209,18 @@ def test_a_file_goes_up_comes_back_by_its_download_url_and_reaches_a_file_params
     for via in ("viaOpenai", "viaBridge"):
         assert trip[via]["received"] == expected, trip  # openai/fileParams: the tool got a file object
         assert trip[via]["body"] == "bytes in the store ✓"  # and the server could download it
-    # Another origin may not read it (CORS names the widget's origin only), and unknown ids are 404.
-    with urllib.request.urlopen(trip["downloadUrl"]) as response:
-        assert response.headers["Access-Control-Allow-Origin"] == host.server.widget_origin
-    with pytest.raises(urllib.error.HTTPError) as missing:
-        urllib.request.urlopen(f"{host.server.host_origin}/files/file_{'0' * 32}")
-    assert missing.value.code == 404
+    # Another origin may not read it (CORS names the view's origin only); it is an attachment that runs
+    # nothing; unknown ids are 404; the host's own origin serves no files at all.
+    status, headers, _ = http_get(trip["downloadUrl"])
+    assert status == 200 and headers["Access-Control-Allow-Origin"] == origins.view_origin
+    assert headers["Content-Disposition"].startswith("attachment;")
+    assert headers["Content-Security-Policy"].startswith("sandbox;")
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert http_get(f"{origins.files_origin}/files/file_{'0' * 32}")[0] == 404
+    assert http_get(f"{host.server.host_origin}/files/{trip['fileId']}")[0] == 404
     # selectFiles opens the host's file chooser on the widget's click.
     with host.page.expect_file_chooser() as chooser:
-        host.page.frame_locator("#widget").locator("#pick").click()
+        widget_view(host.page).locator("#pick").click()
     chooser.value.set_files([{"name": "a.csv", "mimeType": "text/csv", "buffer": b"x,y\n1,2\n"}])
     host.wait_event("picked")
     picked = host.events("picked")[0]["files"]
@@ -316,11 +322,11 @@ def test_widget_state_is_live_both_ways(open_host):
     assert host.host("appsdkPreview.getWidgetState()") == {"count": 1}
     # The inspector's edit reaches the live widget (set_globals) and the server, which gives it back on reload.
     host.host("appsdkPreview.setWidgetState({count: 41, note: 'edited'})")
-    host.page.frame_locator("#widget").locator("#state", has_text='{"count":41,"note":"edited"}').wait_for()
+    widget_view(host.page).locator("#state", has_text='{"count":41,"note":"edited"}').wait_for()
     assert host.probe("window.openai.widgetState") == {"count": 41, "note": "edited"}
     assert host.host("window.states") == [{"count": 1}, {"count": 41, "note": "edited"}]
     host.host("appsdkPreview.reloadTemplate()")
-    host.page.frame_locator("#widget").locator("#status", has_text="ready").wait_for(timeout=20_000)
+    widget_view(host.page).locator("#status", has_text="ready").wait_for(timeout=20_000)
     assert host.probe("window.openai.widgetState") == {"count": 41, "note": "edited"}
     host.close()
 
@@ -367,8 +373,8 @@ def test_embed_mode_shows_only_the_widget_of_the_run_it_names(open_host):
     assert host.page.locator("#widget").is_visible()
     assert host.page.locator("#widget").bounding_box()["x"] <= 1
     # Every request named the run: the widget got that run's call, and its traffic says which run it is.
-    host.page.frame_locator("#widget").locator("#city", has_text="Tromsø").wait_for()
-    assert "run=r1" in host.widget().url
+    widget_view(host.page).locator("#city", has_text="Tromsø").wait_for()
+    assert "/view?document=" in host.widget().url
     assert {r.get("run") for r in host.host("appsdkPreview.traffic")} == {"r1"}
     host.probe("window.probe.saveState({in: 'r1'})")
     assert host.server.widget_state("r1") == {"in": "r1"} and host.server.widget_state() is None
@@ -422,9 +428,9 @@ def test_a_command_sent_while_the_page_starts_waits_for_the_view(browser, probe_
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(server.page_url())
         assert page.evaluate("() => window.early") == "sent"
-        view = page.frame_locator("#widget")
+        view = widget_view(page)
         view.locator("#status", has_text="ready").wait_for(timeout=20_000)
-        frame = page.locator("#widget").element_handle().content_frame()
+        frame = view_frame(page)
         frame.wait_for_function("() => window.probe.events.some((e) => e.type === 'result')", timeout=10_000)
         results = [e for e in frame.evaluate("() => window.probe.events") if e["type"] == "result"]
         assert [r["structuredContent"]["city"] for r in results] == ["Early"]

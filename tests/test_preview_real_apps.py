@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from bridge_capture import INTEROP, BridgeRecorder, coverage, failures, validate
 from conftest import RunningServer, free_port, serve, stop
-from preview_helpers import NEEDS_CHROMIUM
+from preview_helpers import NEEDS_CHROMIUM, widget_view
 
 from appsdk_cli.connection import Target
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
@@ -89,11 +89,11 @@ def render(browser, server: RunningServer, tool: str, *, openai: str, ready: str
         page = context.new_page()
         page.goto(preview.page_url(openai=openai))
         page.wait_for_function("() => window.appsdkPreview && window.appsdkPreview.settled", timeout=20_000)
-        body = page.frame_locator("#widget").locator("body")
+        body = widget_view(page).locator("body")
         # `ready` may depend on the result (a time stamp): the widget has rendered its data once it shows it.
         body.get_by_text(ready(session) if callable(ready) else ready).first.wait_for(timeout=15_000)
         if interact:
-            interact(page, page.frame_locator("#widget"))
+            interact(page, widget_view(page))
         text = body.inner_text()
         log = page.evaluate("() => window.appsdkPreview.log")
         problems = page.evaluate("() => window.appsdkPreview.problems()")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from bridge_capture import BridgeRecorder, coverage, failures, validate
 from conftest import FIXTURES, RunningServer, free_port, serve, stop
-from preview_helpers import NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS
+from preview_helpers import NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS, widget_view
 
 from appsdk_cli.client import connect
 from appsdk_cli.connection import Target
@@ -39,7 +39,7 @@ def sdk_app(node_clients) -> Iterator[RunningServer]:
 
 
 def widget_frame(page):
-    return next(f for f in page.frames if "/widget?" in f.url)
+    return next(f for f in page.frames if "/view?" in f.url)
 
 
 def settle(page) -> None:
@@ -54,7 +54,7 @@ def test_every_host_message_matches_the_sdk_schemas_across_the_lifecycle(browser
         recorder = BridgeRecorder(context)
         page = context.new_page()
         page.goto(preview.page_url(openai=openai))
-        widget = page.frame_locator("#widget")
+        widget = widget_view(page)
         widget.locator("#steps", has_text="done").wait_for(timeout=20_000)
         # The view got its data from the host: the SDK's App accepted ui/initialize and the notifications.
         assert widget.locator("#city").text_content() == "Bergen"
@@ -75,7 +75,7 @@ def test_every_host_message_matches_the_sdk_schemas_across_the_lifecycle(browser
         # ui/resource-teardown, answered before the view goes; the tool runs again; then a second lifecycle.
         page.click("#reload")
         page.wait_for_function("() => window.appsdkPreview.log.some((e) => e.message.includes('ran again'))")
-        page.frame_locator("#widget").locator("#steps", has_text="done").wait_for(timeout=20_000)
+        widget_view(page).locator("#steps", has_text="done").wait_for(timeout=20_000)
         log = page.evaluate("() => window.appsdkPreview.log.map((e) => e.message)")
         assert "ui/resource-teardown answered" in log
         assert log.index("ui/resource-teardown answered") < log.index(next(m for m in log if "ran again" in m))
@@ -85,7 +85,7 @@ def test_every_host_message_matches_the_sdk_schemas_across_the_lifecycle(browser
         page.dispatch_event("#locale", "change")
         assert page.locator("#display-mode option[value=pip]").is_disabled()
         page.select_option("#display-mode", "fullscreen")
-        widget = page.frame_locator("#widget")
+        widget = widget_view(page)
         widget.locator("#mode", has_text="fullscreen").wait_for()
         page.select_option("#display-mode", "inline")
         widget.locator("#mode", has_text="inline").wait_for()
@@ -152,7 +152,7 @@ def test_tool_info_is_the_tool_exactly_as_tools_list_gave_it(browser, sdk_app):
         recorder = BridgeRecorder(context)
         page = context.new_page()
         page.goto(preview.page_url(openai="0"))
-        page.frame_locator("#widget").locator("#steps", has_text="done").wait_for(timeout=20_000)
+        widget_view(page).locator("#steps", has_text="done").wait_for(timeout=20_000)
     finally:
         context.close()
         preview.close()
@@ -177,9 +177,9 @@ def shoot(server: RunningServer, tool: str, out: Path, *extra: str) -> subproces
 
 FAULTS = {
     "show-throws": "Uncaught Error: boom in the widget",
-    "show-missing-script": "script failed to load: http://127.0.0.1:",
-    "show-missing-style": "stylesheet failed to load: http://127.0.0.1:",
-    "show-bad-import": "module script failed to load: http://127.0.0.1:",
+    "show-missing-script": "script failed to load: http://view-",
+    "show-missing-style": "stylesheet failed to load: http://view-",
+    "show-bad-import": "module script failed to load: http://view-",
     "show-never-initialized": "sent ui/initialize but never completed it",
     "show-static": "never read its data",
 }

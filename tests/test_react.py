@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import RunningServer, appsdk, serve_project, stop
-from preview_helpers import CHROMIUM, NEEDS_CHROMIUM, marked_pids
+from preview_helpers import CHROMIUM, NEEDS_CHROMIUM, marked_pids, widget_view
 
 from appsdk_cli.checks.htmlscan import dev_server_loads, outside_loads, relative_assets
 from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
@@ -261,7 +261,7 @@ def test_preview_renders_the_built_react_widget_in_both_themes(react_app: Path, 
                     )
                     page = browser.new_page()
                     page.goto(preview.page_url(theme="dark", openai="0" if bridge_only else "1"))
-                    widget = page.frame_locator("#widget")
+                    widget = widget_view(page)
                     widget.locator("li", has_text="Frankenstein").wait_for(timeout=30000)
                     assert widget.locator("li").count() == 3
                     assert widget.locator(".count").inner_text() == "3 books"
@@ -356,13 +356,13 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
             reloads: list[str] = []
             page.on("console", lambda m: reloads.append(m.text) if "reload" in m.text.lower() else None)
             page.goto(preview.page_url())
-            widget = page.frame_locator("#widget")
+            widget = widget_view(page)
             widget.locator("li", has_text="Frankenstein").wait_for(timeout=60000)
             vote = widget.locator("button.vote").first
             vote.click()
             vote.click()
             assert vote.inner_text().endswith("2")
-            frame = next(f for f in page.frames if "/widget" in f.url)
+            frame = next(f for f in page.frames if "/view?" in f.url)
             # The local preview's widget comes from Vite (the HMR client among its scripts).
             assert frame.evaluate("[...document.scripts].some(s => s.src === document.baseURI + '@vite/client')")
             assert frame.evaluate("document.baseURI") == vite_url

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import RunningServer, free_port, serve, stop
-from preview_helpers import NEEDS_CHROMIUM
+from preview_helpers import NEEDS_CHROMIUM, widget_view
 
 from appsdk_cli.connection import Target
 from appsdk_cli.scaffold import scaffold
@@ -69,7 +69,7 @@ def wait_run(page, *, count: int = 1, calls: int = 1, timeout: float = 20_000) -
 
 def widget(page, run_index: int = 0, frame_index: int = 0):
     host = page.locator(".run").nth(run_index).locator(".host-frame iframe").nth(frame_index)
-    return host.content_frame.frame_locator("#widget")
+    return widget_view(host.content_frame)
 
 
 def host_window(page, run_index: int = 0, frame_index: int = 0, expression: str = "w => w.appsdkPreview.state()"):

@@ -13,7 +13,7 @@ server's own the spec's sandbox proxy, the widget (under the resource's CSP) and
     server.py    HostServer: the two sockets and each origin's route table, over state.py's HostState
     state.py     what the host holds: the runs (run.py: what a run is, once), log, widget state, files
     api.py       the host origin's routes: the host page, /api/*, the static files
-    widget.py    the widget document (bootstrap injected), and the view origin's loader under its CSP
+    widget.py    the widget document (bootstrap injected), served on the view origin under its CSP
     sandbox.py   the sandbox proxy's page and the files origin's downloads
     session.py   what a run shows, and how a widget's requests reach the real server
     csp.py, profiles.py, files.py, devwidget.py   the widget's CSP, the hosts it can play,

@@ -3,7 +3,7 @@
 GET  /                     the host page (host.html) under the host page's CSP
 GET  /api/session          what the page needs to play the host for a run (?run=ID; none: the default run)
 GET  /api/profiles         the host profiles and devices (profiles.py), for the host page and the workbench
-GET  /api/widget           the widget document for a run and the host page's settings, and the view's loader URL
+GET  /api/widget           the widget document for the run and the page's settings, its CSP, its view token
 GET  /<path>               a file under the static folder (static.py): the page's scripts and styles
 POST /api/call             a widget's tools/call or window.openai.callTool, forwarded to the real server
 POST /api/read             a widget's resources/read

@@ -6,8 +6,8 @@ and gives it nothing it could escape into. Four origins, on two loopback sockets
     host page   http://127.0.0.1:P                   the host page, its API (/api/*), the workbench
     proxy       http://sandbox-ID.localhost:S/proxy  the spec's sandbox proxy: frames the view, relays
                                                      the messages between it and the host page
-    view        http://view-ID.localhost:S/view      the widget, written into a loader served under the
-                                                     resource's CSP
+    view        http://view-ID.localhost:S/view      the widget document the host page handed the proxy,
+                                                     under the resource's CSP
     files       http://files-ID.localhost:S/files/F  window.openai's uploads, as attachments in a CSP
                                                      sandbox, never on the host's origin; the same files
                                                      at http://127.0.0.1:S/files/F for the MCP server,

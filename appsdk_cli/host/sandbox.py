@@ -2,9 +2,9 @@
 
 The proxy (`/proxy` on sandbox-ID.localhost) is the frame the host page puts around each view, as the MCP
 Apps spec has a web host do: it tells the host page it is ready (`ui/notifications/sandbox-proxy-ready`),
-takes the widget's HTML from it (`ui/notifications/sandbox-resource-ready`), frames the view origin's
-loader with the sandbox and permissions given, hands the HTML to the loader, and from then on forwards
-every other message between the host page and the view, in both directions, untouched (sandbox-proxy.js).
+takes the widget's resource from it (`ui/notifications/sandbox-resource-ready`), frames the view origin's
+copy of that document with the sandbox and permissions given, and from then on forwards every other
+message between the host page and the view, in both directions, untouched (sandbox-proxy.js).
 It may be framed only by our host pages and runs only its own script.
 
 The files origin (`/files/<id>` on files-ID.localhost) serves what a widget uploaded, as the download URL

@@ -29,7 +29,7 @@ from appsdk_cli.host.session import (
 )
 
 SANDBOX = "allow-scripts allow-same-origin allow-forms"
-KEPT_DOCUMENTS = 64
+KEPT_DOCUMENTS = 32
 PROTOCOL_VERSION = "2026-01-26"  # the MCP Apps extension version the bridge speaks
 
 
@@ -44,7 +44,7 @@ class HostState:
         self._widget_states: dict[tuple[str, str], Any] = {}
         self._runs: dict[str, Run] = {}
         self.files = FileStore()  # window.openai's uploads (sandbox.py serves them)
-        self._documents: OrderedDict[str, str] = OrderedDict()  # widget documents' CSPs, by token
+        self._documents: OrderedDict[str, tuple[str, str]] = OrderedDict()  # widget documents (html, CSP)
 
     # --- addresses (the server's sockets give them) ----------------------------------------------------
 
@@ -133,17 +133,17 @@ class HostState:
         with self._lock:
             self._widget_states[key] = state
 
-    def remember_document(self, csp: str) -> str:
-        """A token for the view's loader (/view?document=TOKEN) to be served under this document's CSP.
-        Unguessable, and kept for the last few documents: a widget that reloads itself gets its loader again."""
+    def remember_document(self, html: str, csp: str) -> str:
+        """A token the view origin serves this document by (/view?document=TOKEN), under its CSP.
+        Unguessable, and kept for the last few documents: a widget that reloads itself gets itself again."""
         token = secrets.token_urlsafe(18)
         with self._lock:
-            self._documents[token] = csp
+            self._documents[token] = (html, csp)
             while len(self._documents) > KEPT_DOCUMENTS:
                 self._documents.popitem(last=False)
         return token
 
-    def document_csp(self, token: str) -> str | None:
+    def stored_document(self, token: str) -> tuple[str, str] | None:
         with self._lock:
             return self._documents.get(token)
 

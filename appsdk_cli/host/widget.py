@@ -2,9 +2,9 @@
 
 The host page asks for the document (`/api/widget`, on its own origin) and hands its HTML to the sandbox
 proxy in `ui/notifications/sandbox-resource-ready`, as the MCP Apps spec has a web host do. The proxy
-frames the view origin's loader (`/view`, this module's one route there), which takes the HTML from the
-proxy alone and writes it into itself: the widget runs on its own site (origins.py), reaches the host only
-through postMessage, and is under the Content-Security-Policy its resource declares, sent as the loader's
+frames the view origin's copy of that same document (`/view?document=TOKEN`, this module's one route
+there): the widget loads as a page of its own site (origins.py), not written into another, reaches the
+host only through postMessage, and is under the Content-Security-Policy its resource declares, sent as a
 response header as a real host sends it. The profile and device the page plays (profiles.py) and
 window.openai's file store complete the document.
 """
@@ -82,48 +82,24 @@ def inject_bootstrap(html: str, config: dict[str, Any]) -> str:
     return tag + html
 
 
-# The view's loader: it takes the document from its parent, the proxy, and from nothing else, then writes it
-# into itself. The loader was served under the document's CSP, so the document is too (document.open keeps
-# the policy of the document it reuses).
-LOADER = """<!doctype html>
-<meta charset="utf-8">
-<script data-appsdk-preview="loader">
-(() => {
-  const proxy = __PROXY_ORIGIN__;
-  const take = (event) => {
-    const data = event.data;
-    if (event.source !== window.parent || event.origin !== proxy || !data || !data.__appsdk) return;
-    if (data.__appsdk.type !== "render" || typeof data.__appsdk.html !== "string") return;
-    window.removeEventListener("message", take);
-    document.open();
-    document.write(data.__appsdk.html);
-    document.close();
-  };
-  window.addEventListener("message", take);
-  window.parent.postMessage({ __appsdk: { type: "loader-ready" } }, proxy);
-})();
-</script>
-"""
-
-
 def _view(request: Request) -> None:
-    csp = request.host.document_csp(request.query.get("document", ""))
-    if csp is None:
+    stored = request.host.stored_document(request.query.get("document", ""))
+    if stored is None:
         raise HttpError(HTTPStatus.NOT_FOUND, "no such widget document (reload the host page)", plain=True)
-    page = LOADER.replace("__PROXY_ORIGIN__", json.dumps(request.host.origins.proxy_origin))
-    request.send(HTTPStatus.OK, page.encode(), "text/html; charset=utf-8", {"Content-Security-Policy": csp})
+    html, csp = stored
+    request.send(HTTPStatus.OK, html.encode(), "text/html; charset=utf-8", {"Content-Security-Policy": csp})
 
 
 def document_for_page(request: Request) -> None:
     """`GET /api/widget` on the host origin: the document the host page hands the proxy, and the token the
-    proxy's loader is served by (/view?document=TOKEN), under the document's CSP."""
+    view origin serves that same document by (/view?document=TOKEN), under its CSP."""
     host = request.host
     try:
         html, csp = widget_document(host, request.query)
     except UnknownRun:
         raise HttpError(HTTPStatus.NOT_FOUND, "no such run") from None
-    request.json(HTTPStatus.OK, {"html": html, "csp": csp, "document": host.remember_document(csp)})
+    request.json(HTTPStatus.OK, {"html": html, "csp": csp, "document": host.remember_document(html, csp)})
 
 
-# The view origin serves the loader and nothing else.
+# The view origin serves the documents the host page was handed, and nothing else.
 ROUTES = (get("/view", _view),)

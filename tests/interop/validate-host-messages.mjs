@@ -2,7 +2,8 @@
 // @modelcontextprotocol/ext-apps SDK, and @modelcontextprotocol/core for the plain MCP results), not
 // by our reading of the spec. Driven by tests/test_preview_spec.py:
 //   node validate-host-messages.mjs < records.json
-// records.json: [{dir: "host→view" | "view→host", at: epoch ms, data: <the posted message>}, ...]
+// records.json: [{dir: "host→view" | "view→host" | "host→sandbox" | "sandbox→host", at: epoch ms,
+//   data: <the posted message>}, ...]
 // prints one JSON object: {checked, results: [{at, kind, method, schema, ok, issues}]}, one result per
 // host→view message. A response is judged by the schema of the request it answers (the latest
 // view→host request with its id before it).
@@ -15,6 +16,11 @@ const NOTIFICATIONS = {
   "ui/notifications/tool-result": apps.McpUiToolResultNotificationSchema,
   "ui/notifications/tool-cancelled": apps.McpUiToolCancelledNotificationSchema,
   "ui/notifications/host-context-changed": apps.McpUiHostContextChangedNotificationSchema,
+};
+// The host's channel to its sandbox proxy, and the proxy's to the host (host→sandbox, sandbox→host).
+const SANDBOX = {
+  "ui/notifications/sandbox-resource-ready": apps.McpUiSandboxResourceReadyNotificationSchema,
+  "ui/notifications/sandbox-proxy-ready": apps.McpUiSandboxProxyReadyNotificationSchema,
 };
 const REQUESTS = {
   "ui/resource-teardown": apps.McpUiResourceTeardownRequestSchema,
@@ -61,8 +67,17 @@ for (const record of records) {
     }
     continue;
   }
-  const result = { at: record.at, kind: "?", method: null, schema: null, ok: false, issues: [] };
+  const result = { at: record.at, kind: "?", method: null, schema: null, ok: false, issues: [], dir: record.dir };
   results.push(result);
+  if (record.dir === "host→sandbox" || record.dir === "sandbox→host") {
+    result.kind = "notification";
+    result.method = message && message.method;
+    const schema = SANDBOX[result.method];
+    result.schema = schema ? schemaName(schema) : null;
+    result.issues = schema ? judge(schema, message) : [`${result.method} is not a sandbox notification of the MCP Apps spec`];
+    result.ok = result.issues.length === 0;
+    continue;
+  }
   const envelope = judge(core.JSONRPCMessageSchema, message);
   if (envelope.length) {
     result.kind = "not JSON-RPC";

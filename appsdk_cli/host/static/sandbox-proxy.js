@@ -1,8 +1,10 @@
 // @ts-check
 // The sandbox proxy (MCP Apps, "Sandbox proxy"): the frame between a host page and a view, on an origin of
-// its own. It says it is ready, takes the view's HTML from the host page, frames the view origin's loader
-// and hands it the HTML, then forwards every other message between the two, untouched, ports included.
-// Its own sandbox-* notifications are never forwarded, and it originates nothing else.
+// its own. It says it is ready, takes the view's resource from the host page, frames the view origin's
+// copy of that document (the host stored it under the token this page was opened with, so it loads as a
+// page of its own site under its CSP header), then forwards every other message between the two,
+// untouched, ports included. Its own sandbox-* notifications are never forwarded; it originates nothing
+// else but telling the host page when the view has loaded.
 (() => {
   "use strict";
   const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
@@ -16,9 +18,6 @@
   let hostOrigin = null;
   /** @type {HTMLIFrameElement | null} */
   let view = null;
-  /** @type {string | null} */
-  let html = null;
-  let written = false;
 
   /** @param {unknown} data */
   const isSandboxMessage = (data) =>
@@ -40,8 +39,6 @@
   /** @param {Record<string, unknown>} params sandbox-resource-ready's */
   const render = (params) => {
     if (typeof params.html !== "string") return;
-    html = params.html;
-    written = false;
     if (view) view.remove();
     view = document.createElement("iframe");
     view.setAttribute("sandbox", typeof params.sandbox === "string" ? params.sandbox : "allow-scripts allow-same-origin");
@@ -49,8 +46,7 @@
     if (permissions) view.allow = allowOf(/** @type {Record<string, unknown>} */ (permissions));
     view.title = document.title;
     view.addEventListener("load", () => {
-      // The loader's own load comes first; the load after it hands the document over is the view's.
-      if (written && hostOrigin) window.parent.postMessage({ __appsdk: { type: "view-loaded" } }, hostOrigin);
+      if (hostOrigin) window.parent.postMessage({ __appsdk: { type: "view-loaded" } }, hostOrigin);
     });
     view.src = `${config.viewOrigin}/view?document=${encodeURIComponent(documentToken)}`;
     document.body.append(view);
@@ -68,14 +64,6 @@
       return;
     }
     if (!view || event.source !== view.contentWindow || event.origin !== config.viewOrigin) return;
-    if (data && data.__appsdk && data.__appsdk.type === "loader-ready") {
-      // The loader asks each time it loads (a widget may reload itself): it gets the same document again.
-      if (html !== null && view.contentWindow) {
-        written = true;
-        view.contentWindow.postMessage({ __appsdk: { type: "render", html } }, config.viewOrigin);
-      }
-      return;
-    }
     if (isSandboxMessage(data)) return; // a view cannot speak for the proxy
     if (hostOrigin) window.parent.postMessage(data, hostOrigin, [...event.ports]);
   });
