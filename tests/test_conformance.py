@@ -27,6 +27,7 @@ from conftest import free_port, machine_lock, stop, wait_for_port
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO.parent / "shared" / "peers" / "ext-apps-conformance"
+THROUGH_PROXY = REPO / "tests" / "interop" / "through_sandbox_proxy.py"
 APPSDK = Path(sys.executable).parent / "appsdk"
 # Built once per machine (npm install + build take a minute); run.sh refreshes it when the suite changes.
 WORK = Path(tempfile.gettempdir()) / "appsdk-ext-apps-conformance"
@@ -115,8 +116,11 @@ def test_appsdk_preview_passes_the_standards_host_conformance_suite(conformance_
     appsdk = tmp_path / "appsdk"
     appsdk.write_text(f'#!/bin/sh\nexec "{APPSDK}" "$@" --profile {profile}\n')
     appsdk.chmod(0o755)
+    # The runner reads the view as the host page's #widget frame; behind the sandbox proxy it is that
+    # frame's child, and the wrapper steps through (tests/interop/through_sandbox_proxy.py).
+    runner = [sys.executable, str(THROUGH_PROXY), str(SUITE / "run-against-host.py")]
     run = subprocess.run(
-        [sys.executable, str(SUITE / "run-against-host.py"), conformance_server, "--operate", "--out", str(tmp_path)],
+        [*runner, conformance_server, "--operate", "--out", str(tmp_path)],
         env={**os.environ, "APPSDK": str(appsdk)},
         capture_output=True,
         text=True,
