@@ -8,9 +8,10 @@ prints, so a test drives a whole session in-process and reads its events:
     session = DevSession(SessionConfig(DevConfig(project, port=0)), events.append)
     threading.Thread(target=session.run).start()   # ... then session.stop()
 
-The order matters: Vite starts first (its URL goes into .appsdk/dev.json), the workbench listens before
-the first worker forks (so the start-up panel can name it, and every worker closes its sockets), and the
-tunnel opens once the first worker serves (it needs the bound port).
+The order matters: the supervisor takes the project and its port first (so the server's URL is final),
+then Vite starts (its URL goes into .appsdk/dev.json),
+the workbench listens before the first worker forks (so the start-up panel can name it, and every worker
+closes its sockets), and the tunnel opens once the first worker serves.
 """
 
 from __future__ import annotations
@@ -58,11 +59,12 @@ class DevSession:
 
         tunnel = _TunnelAttachment(self.config.tunnel, self._emit) if self.config.tunnel else None
         try:
+            supervisor = Supervisor(self.config.server, observer=self._on_server_event, on_bound=tunnel)
+            # The port first, so the server's URL is final before Vite starts.
+            supervisor.claim()
             self._widget = self._start_widget()
-            server = self.config.server
             if self._widget is not None and self._widget.vite.url:
-                server = replace(server, state_extra=(*server.state_extra, ("vite_url", self._widget.vite.url)))
-            supervisor = Supervisor(server, observer=self._on_server_event, on_bound=tunnel)
+                supervisor.record_extra("vite_url", self._widget.vite.url)
             if self.config.workbench:
                 from appsdk_cli.devserver.workbench import DevWorkbench
 
