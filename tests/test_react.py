@@ -6,6 +6,7 @@ its lock file (npm's own cache makes every install after the first one fast); CI
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -428,6 +429,79 @@ def test_dev_killed_outright_leaves_no_vite_behind(react_app: Path, dev_session)
     process.wait()
     # Vite's stdin was a pipe from appsdk: with appsdk gone it ends itself.
     _wait_for(lambda: not marked_pids(marker), 30, "Vite and the workers to end after appsdk dev was killed")
+
+
+def _websocket_handshake(vite_url: str, origin: str, token: str | None) -> str:
+    """The status line Vite's HMR websocket answers an upgrade from `origin` with (as a browser asks)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(vite_url)
+    query = f"?token={token}" if token is not None else ""
+    request = (
+        f"GET /{query} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        f"Sec-WebSocket-Protocol: vite-hmr\r\nOrigin: {origin}\r\n\r\n"
+    )
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as connection:
+        connection.sendall(request.encode())
+        answer = b""
+        with contextlib.suppress(TimeoutError, ConnectionResetError):
+            while b"\r\n" not in answer:
+                chunk = connection.recv(1024)
+                if not chunk:
+                    break
+                answer += chunk
+    return answer.split(b"\r\n", 1)[0].decode("latin-1")
+
+
+@needs_node
+def test_dev_vite_answers_across_origins_only_the_view_origin_of_its_own_server(react_app: Path, dev_session):
+    """Issue 25, item 3: a widget of another server (another loopback port, another view origin, a
+    sandboxed frame) reads nothing of the project from `appsdk dev`'s Vite; the view origin that shows
+    this server's widget does, on whatever port the host picked, and its HMR websocket still connects."""
+    import httpx
+
+    from appsdk_cli.netloc import sandbox_host, sandbox_site_id
+
+    process, log, _ = dev_session
+    state = json.loads((react_app / ".appsdk" / "dev.json").read_text())
+    vite_url = state["extra"]["vite_url"]
+    own = sandbox_host("view", sandbox_site_id(state["url"]))
+    other = sandbox_host("view", sandbox_site_id("http://127.0.0.1:8001/mcp"))
+    attackers = [
+        "http://127.0.0.1:9999",
+        "http://localhost:3000",
+        f"http://{other}:1234",
+        "null",
+        f"http://evil.{own}:1234",
+        f"http://{own}.evil.test:1234",
+        f"https://{own}:1234",
+    ]
+    with httpx.Client(timeout=30) as client:
+        for path in ("src/BookList.tsx", "@vite/client"):
+            url = vite_url + path
+            same_origin = client.get(url)  # Vite's own page loading its module graph: no Origin, no CORS
+            assert same_origin.status_code == 200, (path, log.read_text())
+            assert "access-control-allow-origin" not in same_origin.headers
+            for origin in attackers:
+                for method in ("GET", "OPTIONS"):
+                    answer = client.request(
+                        method, url, headers={"Origin": origin, "Access-Control-Request-Method": "GET"}
+                    )
+                    assert "access-control-allow-origin" not in answer.headers, (method, path, origin, answer.headers)
+            for port in (8000, 54321):
+                origin = f"http://{own}:{port}"
+                answer = client.get(url, headers={"Origin": origin})
+                assert answer.status_code == 200
+                assert answer.headers["access-control-allow-origin"] == origin, (path, answer.headers)
+        client_code = client.get(vite_url + "@vite/client", headers={"Origin": f"http://{own}:8000"}).text
+    token = re.search(r'const wsToken = "([^"]+)"', client_code)
+    assert token, "Vite's client carries its websocket token"
+    # HMR from the view origin: the token it could read opens the websocket; without it, nothing does.
+    assert " 101 " in _websocket_handshake(vite_url, f"http://{own}:8000", token[1])
+    assert " 101 " not in _websocket_handshake(vite_url, "http://127.0.0.1:9999", None)
+    assert process.poll() is None
 
 
 def test_check_reports_a_dev_server_page_served_as_the_widget():

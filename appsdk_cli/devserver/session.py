@@ -8,9 +8,10 @@ prints, so a test drives a whole session in-process and reads its events:
     session = DevSession(SessionConfig(DevConfig(project, port=0)), events.append)
     threading.Thread(target=session.run).start()   # ... then session.stop()
 
-The order matters: Vite starts first (its URL goes into .appsdk/dev.json), the workbench listens before
-the first worker forks (so the start-up panel can name it, and every worker closes its sockets), and the
-tunnel opens once the first worker serves (it needs the bound port).
+The order matters: the supervisor takes the project and its port first (Vite admits across origins only
+the view origin of the server's URL, port and all), then Vite starts (its URL goes into .appsdk/dev.json),
+the workbench listens before the first worker forks (so the start-up panel can name it, and every worker
+closes its sockets), and the tunnel opens once the first worker serves.
 """
 
 from __future__ import annotations
@@ -58,11 +59,12 @@ class DevSession:
 
         tunnel = _TunnelAttachment(self.config.tunnel, self._emit) if self.config.tunnel else None
         try:
-            self._widget = self._start_widget()
-            server = self.config.server
+            supervisor = Supervisor(self.config.server, observer=self._on_server_event, on_bound=tunnel)
+            # The port first: Vite admits only the view origin of this server's URL, port and all.
+            supervisor.claim()
+            self._widget = self._start_widget(supervisor.url)
             if self._widget is not None and self._widget.vite.url:
-                server = replace(server, state_extra=(*server.state_extra, ("vite_url", self._widget.vite.url)))
-            supervisor = Supervisor(server, observer=self._on_server_event, on_bound=tunnel)
+                supervisor.record_extra("vite_url", self._widget.vite.url)
             if self.config.workbench:
                 from appsdk_cli.devserver.workbench import DevWorkbench
 
@@ -89,8 +91,9 @@ class DevSession:
         if supervisor is not None:
             supervisor.stop()
 
-    def _start_widget(self) -> WidgetDev | None:
-        """A project with web/: Vite and the widget's watching build, beside the server (or a reason why not)."""
+    def _start_widget(self, server_url: str) -> WidgetDev | None:
+        """A project with web/: Vite and the widget's watching build, beside the server at `server_url`
+        (or a reason why not)."""
         from appsdk_cli.web.node import web_dir
 
         web = web_dir(self.config.server.project)
@@ -100,7 +103,7 @@ class DevSession:
 
         try:
             with self._step("Starting Vite for the widget"):
-                return WidgetDev.start(self.config.server.project, web, self._emit)
+                return WidgetDev.start(self.config.server.project, web, self._emit, server_url=server_url)
         except AppsdkError as problem:
             self._emit(
                 events.WidgetUnavailable(

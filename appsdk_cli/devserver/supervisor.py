@@ -85,8 +85,6 @@ class DevConfig:
     auth: AuthConfig | None = None
     # A tunnel will front this server: the only way the authorization server may listen beyond loopback.
     behind_tunnel: bool = False
-    # More for .appsdk/dev.json's `extra` (the widget's Vite dev server, which the preview loads).
-    state_extra: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -149,6 +147,7 @@ class Supervisor:
         self._dev_state_written = False
         self._project_lock: int | None = None  # held while we serve: one `appsdk dev` per project
         self._closed_in_workers: list[int] = []  # sockets of this process's own servers (the workbench)
+        self._state_extra: dict[str, str] = {}  # more for .appsdk/dev.json: record_extra
 
     # -- public -------------------------------------------------------------------------------
 
@@ -194,6 +193,23 @@ class Supervisor:
         sock.set_inheritable(True)
         self._sock = sock
 
+    def claim(self) -> None:
+        """Take the project (one `appsdk dev` per project) and its port, so `url` is final; run() does it
+        too. AppsdkError with one line when another dev holds the project or the port is taken."""
+        if self._project_lock is None:
+            self._project_lock = lock_dev_project(self.project)
+        try:
+            self.bind()
+        except BaseException:
+            os.close(self._project_lock)
+            self._project_lock = None
+            raise
+
+    def record_extra(self, key: str, value: str) -> None:
+        """One more entry for .appsdk/dev.json's `extra` (the widget's Vite dev server, which the preview
+        loads); before run()."""
+        self._state_extra[key] = value
+
     def add_allowed_host(self, host: str) -> None:
         """Admit another Host (a tunnel's hostname) from now on, in this and every later worker. Thread-safe."""
         parse_allowed_host(host)
@@ -237,14 +253,7 @@ class Supervisor:
         """Serve until stop() (or SIGINT/SIGTERM when handling signals, the default on the main thread)."""
         if handle_signals is None:
             handle_signals = threading.current_thread() is threading.main_thread()
-        if self._project_lock is None:
-            self._project_lock = lock_dev_project(self.project)
-        try:
-            self.bind()
-        except BaseException:
-            os.close(self._project_lock)
-            self._project_lock = None
-            raise
+        self.claim()
         if self.config.auth is not None and self._auth is None:
             self._auth = DevAuthServer(self.config.auth, self.local_origin, self.config.transport.path)
         worker_module.preload()
@@ -330,7 +339,7 @@ class Supervisor:
             pid=os.getpid(),
             transport=self.config.transport.value,
             public_url=public_url,
-            extra={**dict(self.config.state_extra), **({"auth_issuer": self._auth.issuer} if self._auth else {})},
+            extra={**self._state_extra, **({"auth_issuer": self._auth.issuer} if self._auth else {})},
         )
         write_dev_state(self.project, state)
         self._dev_state_written = True

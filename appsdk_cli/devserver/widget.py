@@ -34,12 +34,17 @@ class WidgetDev:
     _thread: threading.Thread | None = None
 
     @classmethod
-    def start(cls, project: Path, web: Path, report: Callable[[DevEvent], None]) -> WidgetDev:
-        """Start Vite and the types thread; what they do is reported as events. AppsdkError if Vite won't start."""
+    def start(cls, project: Path, web: Path, report: Callable[[DevEvent], None], *, server_url: str) -> WidgetDev:
+        """Start Vite and the types thread; what they do is reported as events. AppsdkError if Vite won't start.
+
+        Vite answers across origins only the view origin a host shows `server_url`'s widgets on (any port:
+        the host picks it), so no other server's widget in the same browser can read the project."""
         from appsdk_cli.devserver.events import WidgetActivity
+        from appsdk_cli.netloc import sandbox_site_id, view_origin_pattern
         from appsdk_cli.web.build import ViteDev
 
-        vite = ViteDev(web, lambda event: report(WidgetActivity(event)))
+        allowed = view_origin_pattern(sandbox_site_id(server_url))
+        vite = ViteDev(web, lambda event: report(WidgetActivity(event)), allowed_origin=allowed)
         vite.start()
         widget = cls(project, web, vite, report, threading.Event(), threading.Event())
         widget._thread = threading.Thread(target=widget._regenerate_types, name="widget-types", daemon=True)

@@ -146,10 +146,23 @@ class WidgetEvent:
 
 
 class ViteDev:
-    """The runner in dev mode: Vite's dev server, the type checker and the watching build, as one child."""
+    """The runner in dev mode: Vite's dev server, the type checker and the watching build, as one child.
 
-    def __init__(self, web: Path, on_event: Callable[[WidgetEvent], None], node: Node | None = None) -> None:
+    `allowed_origin` is a regular expression for the only origins Vite answers across origins (the view
+    origin that shows this project's widget); without it Vite answers its own pages only. Vite's default
+    would admit every loopback origin, so any widget the user previews could read the project.
+    """
+
+    def __init__(
+        self,
+        web: Path,
+        on_event: Callable[[WidgetEvent], None],
+        node: Node | None = None,
+        *,
+        allowed_origin: str | None = None,
+    ) -> None:
         self.web = web
+        self.allowed_origin = allowed_origin
         self._on_event = on_event
         self._node = node or require_installed(web)
         self._process: subprocess.Popen[bytes] | None = None
@@ -170,7 +183,7 @@ class ViteDev:
     def start(self, timeout: float = 60.0) -> str:
         """Start the child and wait for its dev server's URL."""
         self._process = subprocess.Popen(
-            [self._node.node, str(RUNNER), "dev"],
+            [self._node.node, str(RUNNER), "dev", *([self.allowed_origin] if self.allowed_origin else [])],
             cwd=self.web,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

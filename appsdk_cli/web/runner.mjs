@@ -1,11 +1,13 @@
 // appsdk's side of a widget project (web/): run by `appsdk build` and `appsdk dev` as
-//   node runner.mjs build|dev
+//   node runner.mjs build
+//   node runner.mjs dev [ALLOWED_ORIGIN_REGEX]
 // with web/ as the working directory. It uses the project's own Vite and TypeScript (resolved from
 // web/node_modules), and talks to appsdk in JSON lines on stdout, each starting with "@@appsdk ";
 // anything else a plugin prints is passed on as it is.
 //
 // build: type-check, then `vite build` into dist/ (one self-contained index.html); exit 1 on an error.
-// dev:   a Vite dev server on 127.0.0.1 (what the local preview loads, with hot module replacement),
+// dev:   a Vite dev server on 127.0.0.1 (what the local preview loads, with hot module replacement)
+//        that answers across origins only the origins ALLOWED_ORIGIN_REGEX matches (none without it),
 //        a watching TypeScript checker, and a watching production build into a staging folder whose
 //        index.html is copied to dist/ only when it bundled and type-checked: dist/ (what the server
 //        hands ChatGPT) is always the last good widget.
@@ -194,14 +196,36 @@ async function devBuilder() {
   });
 }
 
-async function dev() {
+// Vite's default CORS admits every origin on loopback: any widget the user previews (another server's,
+// on another port or under .localhost) could read the project's sources from it. appsdk passes the one
+// origin pattern that may: the view origin that shows this project's widget. Same-origin requests (Vite's
+// own page, its module graph and HMR) need no CORS header and are not affected; the HMR websocket admits
+// a cross-origin page only with the token in /@vite/client, which only an admitted origin can read.
+function crossOrigin(pattern) {
+  if (!pattern) return false;
+  try {
+    return { origin: new RegExp(pattern) };
+  } catch (error) {
+    emit({ event: "fatal", message: `not a valid origin pattern ${JSON.stringify(pattern)}: ${error.message}` });
+    process.exit(2);
+  }
+}
+
+async function dev(allowedOrigin) {
+  const cors = crossOrigin(allowedOrigin);
   const vite = await load("vite");
   const server = await vite.createServer({
     root,
     logLevel: "silent",
     clearScreen: false,
-    // The preview shows build errors itself, as one line above the last good widget.
-    server: { host: "127.0.0.1", port: Number(process.env.APPSDK_VITE_PORT || 0), strictPort: true, hmr: { overlay: false } },
+    server: {
+      host: "127.0.0.1",
+      port: Number(process.env.APPSDK_VITE_PORT || 0),
+      strictPort: true,
+      cors,
+      // The preview shows build errors itself, as one line above the last good widget.
+      hmr: { overlay: false },
+    },
   });
   await server.listen();
   const address = server.httpServer.address();
@@ -230,7 +254,7 @@ async function dev() {
 }
 
 if (mode === "build") await build();
-else if (mode === "dev") await dev();
+else if (mode === "dev") await dev(process.argv[3]);
 else if (mode === "dev-builder" && !isMainThread) await devBuilder();
 else {
   emit({ event: "fatal", message: `unknown mode ${mode}` });
