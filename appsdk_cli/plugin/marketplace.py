@@ -20,6 +20,7 @@ from typing import Any
 
 from appsdk_cli.checks.model import CheckReport
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.home import home_location, private_folder
 from appsdk_cli.plugin.manifest import discover, read_json_object
 from appsdk_cli.plugin.rules import AUTH_POLICIES, INSTALL_POLICIES, check_plugin, package_files
 
@@ -47,8 +48,7 @@ class InstallResult:
 
 
 def default_marketplace() -> Path:
-    home = os.environ.get("APPSDK_HOME")
-    return (Path(home).expanduser() if home else Path.home() / ".appsdk") / "codex-marketplace"
+    return home_location() / "codex-marketplace"
 
 
 def _copy_plugin(root: Path, destination: Path) -> None:
@@ -131,9 +131,10 @@ def install_codex(
         plugins[index] = entry
     try:
         if not in_place:
-            (market_root / "plugins").mkdir(parents=True, exist_ok=True)
+            # Inside APPSDK_HOME (the default) the folders are made private, as everything there is.
+            private_folder(market_root / "plugins")
             _copy_plugin(root, market_root / "plugins" / folder)
-        market_file.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(market_file.parent)
         temporary = market_file.with_name(f".{market_file.name}.{os.getpid()}.tmp")
         temporary.write_text(json.dumps(market, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         os.replace(temporary, market_file)

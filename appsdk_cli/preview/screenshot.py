@@ -14,6 +14,7 @@ because only --screenshot needs it; the browser itself is the system's Chromium,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import struct
@@ -232,7 +233,10 @@ def take_screenshot(
 def _cache_the_drivers_compiled_code() -> None:
     """Playwright's driver is a Node process that compiles its whole bundle at every start; Node (22.1+)
     keeps the compiled code in NODE_COMPILE_CACHE, which took the driver's start from about 420 to 345 ms
-    here. The driver gets this process's environment, so that is where it is set; one the user set wins."""
-    from appsdk_cli.client.eras import appsdk_home
+    here. The driver gets this process's environment, so that is where it is set; one the user set wins.
+    It goes in the private home, made private first (Node makes the cache folder itself)."""
+    from appsdk_cli.home import home_location, private_home
 
-    os.environ.setdefault("NODE_COMPILE_CACHE", str(appsdk_home() / "node-compile-cache"))
+    with contextlib.suppress(OSError):  # a home that cannot be made only costs the driver its cache
+        private_home()
+    os.environ.setdefault("NODE_COMPILE_CACHE", str(home_location() / "node-compile-cache"))
