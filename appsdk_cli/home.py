@@ -1,8 +1,9 @@
 """APPSDK_HOME (default ~/.appsdk): where appsdk keeps this user's state, and the one way to write there.
 
 It holds sign-ins and what signed-in servers said (their tool lists, the URLs used), so it is this user's
-alone: the folder 0700, every folder in it 0700, every file 0600 from its first byte, written whole
-(a temporary file renamed into place). `private_home` owns the folder, `write_private` writes under it.
+alone: the folder 0700 (which alone keeps every other user out), the folders appsdk makes in it 0700, the
+files it writes 0600 from their first byte and whole (a temporary file renamed into place).
+`private_home` owns the folder, `write_private` writes under it.
 
 Versions before this one made the home 0755 and its caches 0644. The first use finds such a home wider
 than 0700 and tightens it and everything in it, once: a 0700 home is never walked again. Only a folder
