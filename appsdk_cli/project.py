@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -107,12 +108,11 @@ def write_dev_state(project: Path, state: DevState) -> Path:
     path = dev_state_path(project)
     path.parent.mkdir(exist_ok=True)
     _write_atomically(path, asdict(state))
+    from appsdk_cli.home import write_private
+
     index = _dev_index_file(state.url)
-    try:
-        index.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomically(index, {"url": state.url, "project": str(project.resolve())})
-    except OSError:
-        pass  # a home that cannot be written costs only that lookup from elsewhere
+    with contextlib.suppress(OSError):  # a home that cannot be written costs only that lookup from elsewhere
+        write_private(index, json.dumps({"url": state.url, "project": str(project.resolve())}, indent=2) + "\n")
     return path
 
 
@@ -125,9 +125,9 @@ def _write_atomically(path: Path, value: dict[str, Any]) -> None:
 def _dev_index_file(url: str) -> Path:
     import hashlib
 
-    from appsdk_cli.client.eras import appsdk_home
+    from appsdk_cli.home import home_location
 
-    return appsdk_home() / DEV_INDEX_DIR / f"{hashlib.sha256(url.encode()).hexdigest()[:24]}.json"
+    return home_location() / DEV_INDEX_DIR / f"{hashlib.sha256(url.encode()).hexdigest()[:24]}.json"
 
 
 def running_dev_for_url(url: str) -> tuple[Path, DevState] | None:

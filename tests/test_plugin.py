@@ -23,7 +23,8 @@ from appsdk_cli.plugin import images
 from appsdk_cli.plugin.manifest import AGENT_SCHEMA, discover
 from appsdk_cli.plugin.marketplace import install_codex
 from appsdk_cli.plugin.pack import pack_plugin
-from appsdk_cli.plugin.rules import RULES, check_plugin, package_files
+from appsdk_cli.plugin.rules import RULES, check_plugin
+from appsdk_cli.plugin.tree import walk_package
 
 # The published IDs: a rule keeps its ID and name forever, so this table is written out, not derived.
 PLUG_RULES = [
@@ -59,6 +60,8 @@ PLUG_RULES = [
     ("PLUG502", "archive-path-invalid"),
     ("PLUG503", "archive-app-json"),
     ("PLUG504", "archive-too-large"),
+    ("PLUG505", "archive-not-a-file"),
+    ("PLUG506", "archive-too-deep"),
 ]
 NO_ENV = {"APPSDK_URL": ""}
 
@@ -205,6 +208,8 @@ BREAKS: dict[str, Callable[[Path], None]] = {
     "PLUG501": lambda root: (root / "link.py").symlink_to(root / "server.py"),
     "PLUG502": lambda root: (root / "odd\\name.txt").write_text("x"),
     "PLUG503": lambda root: write_json(root / ".app.json", {"apps": {}}),
+    "PLUG505": lambda root: os.mkfifo(root / "notes.pipe"),
+    "PLUG506": lambda root: (root / "/".join(["deep"] * 40)).mkdir(parents=True),
 }
 # The marketplace-root rules: a folder holding only a marketplace file and the plugins it lists.
 MARKET_BREAKS: dict[str, Callable[[Path], None]] = {
@@ -320,7 +325,7 @@ def test_the_scaffold_is_a_plugin_that_passes(tmp_path: Path):
     assert all(
         "replace-me" in manifest["interface"][k] for k in ("websiteURL", "privacyPolicyURL", "termsOfServiceURL")
     )
-    logo = images.sniff(project / "assets" / "logo.png")
+    logo = images.sniff((project / "assets" / "logo.png").read_bytes())
     assert logo is not None and logo.kind == "png" and logo.width == logo.height == 512
     skipped = appsdk("new", "bare", "--path", str(tmp_path), "--no-plugin")
     assert skipped.returncode == 0 and not (tmp_path / "bare" / ".codex-plugin").exists()
@@ -393,7 +398,7 @@ def test_pack_is_reproducible_and_unpacks_to_the_same_tree(tmp_path: Path):
         assert names == sorted(names)
         assert all(info.date_time == (1980, 1, 1, 0, 0, 0) for info in archive.infolist())
         archive.extractall(unpacked)
-    files, _ = package_files(root, skip=set())
+    files = walk_package(root, skip=set()).files
     assert [str(f) for f in files] == names
     assert ".env" not in names and not any(n.startswith(".venv") for n in names)
     for name in names:
@@ -536,3 +541,96 @@ def test_the_rules_page_documents_every_rule_as_it_is():
     text = (REPO / "docs" / "rules.md").read_text()
     rows = re.findall(r"^\| (PLUG\d{3}) \| `([a-z-]+)` \| (error|warning) \|", text, re.M)
     assert rows == [(rule.id, rule.name, rule.severity.value) for rule in RULES]
+
+
+# --- a hostile plugin folder: only regular files are read, the walk is bounded ------------------------------
+
+
+WIDE = {"COLUMNS": "250"}  # a finding's row on one terminal line
+
+
+def _refusals(result, needle: str) -> list[str]:
+    return [line for line in (result.stdout + result.stderr).splitlines() if needle in line]
+
+
+def test_a_fifo_as_the_logo_is_refused_in_one_line_and_hangs_nothing(tmp_path: Path):
+    """A plugin folder whose logo is a FIFO: reading it would wait for a writer for good. check, pack and
+    install each refuse it in one line naming the file, well within their timeout; the real logo then
+    checks, packs and installs."""
+    root = make_plugin(tmp_path / "pin-board")
+    logo = root / "assets" / "logo.png"
+    real_logo = logo.read_bytes()
+    logo.unlink()
+    os.mkfifo(logo)
+    market = tmp_path / "market"
+    commands = {
+        "check": ("plugin", "check", str(root)),
+        "pack": ("plugin", "pack", str(root), "-o", str(tmp_path / "out")),
+        "install": ("plugin", "install", str(root), "--codex", "--marketplace", str(market)),
+    }
+    for name, words in commands.items():
+        result = appsdk(*words, env=WIDE, timeout=30)  # the guard: a hang fails here, it does not stall the suite
+        assert result.returncode == 1, (name, result.stdout, result.stderr)
+        said = _refusals(result, "assets/logo.png is a FIFO")
+        assert len(said) == 1 and "PLUG505" in said[0], (name, result.stdout)
+        assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists() and not market.exists()
+    # A logo linked to a FIFO outside the folder: the link is refused, nothing is opened.
+    outside = tmp_path / "elsewhere.pipe"
+    os.mkfifo(outside)
+    logo.unlink()
+    logo.symlink_to(outside)
+    linked = appsdk(*commands["check"], env=WIDE, timeout=30)
+    assert linked.returncode == 1 and _refusals(linked, "leading out of the plugin folder"), linked.stdout
+    logo.unlink()
+    logo.write_bytes(real_logo)
+    for name, words in commands.items():
+        result = appsdk(*words, timeout=60)
+        assert result.returncode == 0, (name, result.stdout, result.stderr)
+    assert (tmp_path / "out" / "pin-board-1.2.0.zip").is_file()
+    assert (market / "plugins" / "pin-board" / "assets" / "logo.png").read_bytes() == real_logo
+
+
+def test_fifteen_hundred_nested_folders_stop_the_walk_fast_in_one_line(tmp_path: Path):
+    """1,500 nested folders took a minute per command; the walk stops at its depth limit and says so once."""
+    import time
+
+    root = make_plugin(tmp_path / "pin-board")
+    depth = 1500
+    nest = [root / "/".join(["n"] * level) for level in range(1, depth + 1)]
+    for folder in nest:
+        folder.mkdir()
+    market = tmp_path / "market"
+    commands = {
+        "check": ("plugin", "check", str(root)),
+        "pack": ("plugin", "pack", str(root), "-o", str(tmp_path / "out")),
+        "install": ("plugin", "install", str(root), "--codex", "--marketplace", str(market)),
+    }
+    try:
+        for name, words in commands.items():
+            started = time.monotonic()
+            result = appsdk(*words, env=WIDE, timeout=60)
+            took = time.monotonic() - started
+            assert result.returncode == 1, (name, result.stdout, result.stderr)
+            said = _refusals(result, "folders deep")
+            assert len(said) == 1 and "PLUG506" in said[0] and "n/…" in said[0], (name, result.stdout)
+            assert took < 15, f"{name} took {took:.1f} s"
+        assert not (tmp_path / "out").exists() and not market.exists()
+    finally:
+        for folder in reversed(nest):  # deeper than shutil.rmtree's recursion goes
+            folder.rmdir()
+    for name, words in commands.items():
+        assert appsdk(*words, timeout=60).returncode == 0, name
+
+
+def test_the_walk_stops_at_its_entry_limit_in_one_line(tmp_path: Path):
+    from appsdk_cli.plugin.tree import MAX_ENTRIES
+
+    root = make_plugin(tmp_path / "pin-board")
+    for index in range(MAX_ENTRIES + 1):
+        (root / f"d{index}").mkdir()
+    report = check_plugin(root)
+    limits = [f.message for f in report.findings if f.rule.id == "PLUG504"]
+    said = f"the plugin folder holds more than {MAX_ENTRIES} files and folders; appsdk stopped counting there"
+    assert limits == [said]
+    assert report.failed

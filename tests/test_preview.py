@@ -345,3 +345,23 @@ def test_static_files_are_served_by_path_under_their_folder_and_never_outside_it
     ):
         assert static_file(tmp_path, name) is None, name
     assert STATIC_TYPES[".js"].startswith("text/javascript") and STATIC_TYPES[".mjs"] == STATIC_TYPES[".js"]
+
+
+# --- Chromium's sandbox (--screenshot) -------------------------------------------------------------------
+
+
+def test_chromium_keeps_its_sandbox_except_as_root():
+    """A hostile widget renders in the screenshot's Chromium: its sandbox stays on for every user but root,
+    where Chromium cannot start with it; only then is --no-sandbox passed, with the reason to say once."""
+    from appsdk_cli.preview.screenshot import chromium_sandbox, launch_options
+
+    for user in (1000, 65534, None):  # an ordinary user, nobody, a system without user ids
+        sandbox = chromium_sandbox(user)
+        assert sandbox.enabled and not sandbox.reason
+        options = launch_options("/usr/bin/chromium", sandbox)
+        # Playwright adds --no-sandbox itself unless chromium_sandbox is True: both must say "sandboxed".
+        assert options["chromium_sandbox"] is True and "--no-sandbox" not in options["args"]
+    root = chromium_sandbox(0)
+    assert not root.enabled and root.reason == "appsdk runs as root here"
+    options = launch_options("/usr/bin/chromium", root)
+    assert options["chromium_sandbox"] is False and "--no-sandbox" in options["args"]

@@ -296,6 +296,25 @@ def test_screenshot_is_the_widget_frame_and_leaves_nothing_running(app_server, t
     assert any((Path(os.environ["APPSDK_HOME"]) / "node-compile-cache").rglob("*")), "no compile cache written"
 
 
+def test_screenshot_runs_chromium_sandboxed_unless_it_cannot(app_server, tmp_path: Path):
+    """The browser that renders a server's widget keeps its sandbox; only as root, where Chromium cannot start
+    with it, is it turned off, and the user is told so in one line. Checked on the live browser's command line."""
+    out = tmp_path / "widget.png"
+    args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(out)]
+    result, seen = _run_watching(args, uuid.uuid4().hex)
+    assert result.returncode == 0, result.stderr
+    assert out.is_file()
+    browsers = [command for command in seen.values() if command.startswith(CHROMIUM)]
+    assert browsers, seen
+    said = [line for line in result.stderr.splitlines() if "without its sandbox" in line]
+    if os.geteuid() == 0:
+        assert all("--no-sandbox" in command for command in browsers), browsers
+        assert said == ["running Chromium without its sandbox: appsdk runs as root here"], result.stderr
+    else:
+        assert not any("--no-sandbox" in command for command in browsers), browsers
+        assert said == [], result.stderr
+
+
 def test_screenshot_dark_bridge_only_differs(app_server, tmp_path: Path):
     out = tmp_path / "dark.png"
     result, _ = _run_watching(

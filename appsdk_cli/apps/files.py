@@ -1,6 +1,7 @@
 """Where the registry's files are, and how one is written: atomically, under a lock between processes.
 
-Files under APPSDK_HOME (default ~/.appsdk), and a project's `.appsdk/` layered over them:
+Files under APPSDK_HOME (default ~/.appsdk; private, see appsdk_cli.home), and a project's `.appsdk/`
+layered over them:
   apps.toml          the registered apps; written only by appsdk, atomically (temporary file + rename)
   config.toml        the user's policy, with Codex's keys (see policy.py); appsdk never writes it
   requirements.toml  (APPSDK_HOME only) a managed layer that can only switch apps and tools off
@@ -18,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.home import HOME_ENV, home_location, private_folder, write_private
 
-HOME_ENV = "APPSDK_HOME"
 STATE_DIR = ".appsdk"
 APPS_FILE = "apps.toml"
 CONFIG_FILE = "config.toml"
@@ -28,8 +29,7 @@ SNAPSHOT_DIR = "snapshots"
 
 
 def default_home() -> Path:
-    configured = os.environ.get(HOME_ENV)
-    return Path(configured).expanduser() if configured else Path.home() / STATE_DIR
+    return home_location()
 
 
 def find_workspace(start: Path, home: Path) -> Path | None:
@@ -87,9 +87,16 @@ class Paths:
         return self.home / SNAPSHOT_DIR / f"{key}.json"
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """A temporary file in the same folder, flushed to disk, renamed over the target: never half a file."""
-    make_folder(path.parent)
+def write_atomically(path: Path, text: str, *, home: Path) -> None:
+    """A temporary file in the same folder, flushed to disk, renamed over the target: never half a file.
+    Under `home` (APPSDK_HOME) the file is private (0600, see appsdk_cli.home); a project's is the user's own."""
+    make_folder(path.parent, home=home)
+    if path.is_relative_to(home):
+        try:
+            write_private(path, text.encode("utf-8"), home=home, sync=True)
+        except OSError as problem:
+            raise AppsdkError(f"cannot write {path}: {problem.strerror or problem}") from problem
+        return
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
@@ -103,10 +110,10 @@ def write_atomically(path: Path, text: str) -> None:
         raise AppsdkError(f"cannot write {path}: {problem.strerror or problem}") from problem
 
 
-def make_folder(folder: Path) -> None:
-    """Create a registry folder (APPSDK_HOME, a project's .appsdk/), or say in one line why not."""
+def make_folder(folder: Path, *, home: Path) -> None:
+    """Create a registry folder (APPSDK_HOME, private; a project's .appsdk/), or say in one line why not."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder, home)
     except OSError as problem:
         reason = problem.strerror or str(problem)
         raise AppsdkError(
@@ -115,12 +122,13 @@ def make_folder(folder: Path) -> None:
 
 
 @contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
+def locked(path: Path, *, home: Path) -> Iterator[None]:
     """Serialise read-modify-write of `path` between processes (two `apps add` at once lose nothing)."""
     import fcntl
 
-    make_folder(path.parent)
-    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
+    make_folder(path.parent, home=home)
+    descriptor = os.open(path.with_name(f".{path.name}.lock"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(descriptor, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield

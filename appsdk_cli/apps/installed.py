@@ -47,10 +47,10 @@ def read_snapshot(path: Path) -> Snapshot | None:
     return Snapshot(listings, float(refreshed) if isinstance(refreshed, int | float) else None)
 
 
-def write_snapshot(path: Path, snapshot: Snapshot) -> None:
+def write_snapshot(path: Path, snapshot: Snapshot, *, home: Path) -> None:
     document = {
         "version": SNAPSHOT_VERSION,
         "refreshedAt": snapshot.refreshed_at,
         "apps": {app_id: listing.as_json() for app_id, listing in sorted(snapshot.listings.items())},
     }
-    write_atomically(path, json.dumps(document, ensure_ascii=False, indent=1) + "\n")
+    write_atomically(path, json.dumps(document, ensure_ascii=False, indent=1) + "\n", home=home)

@@ -155,7 +155,7 @@ def add_app(paths: Paths, app: RegisteredApp, *, workspace: bool = False) -> Add
         if value is not None:
             toml_string(value)  # refuses what TOML cannot hold (a lone surrogate) as a usage error
     target = paths.apps_file(workspace)
-    with locked(target):
+    with locked(target, home=paths.home):
         loaded = read_toml(target)  # a malformed file raises here, before anything is written
         apps = {} if loaded is None else parse_apps(target, *loaded)
         previous = apps.get(app.id)
@@ -179,13 +179,13 @@ def add_app(paths: Paths, app: RegisteredApp, *, workspace: bool = False) -> Add
         # What we write must read back as exactly this registry: never leave a file we could not parse.
         if parse_apps(target, tomllib.loads(text), text).get(app.id) != stored:
             raise AppsdkError(f"could not update {target} in place; it is left as it was")
-        write_atomically(target, text)
+        write_atomically(target, text, home=paths.home)
     return AddResult(stored, target, previous)
 
 
 def remove_app(paths: Paths, app_id: str, *, workspace: bool = False) -> RemoveResult:
     target = paths.apps_file(workspace)
-    with locked(target):
+    with locked(target, home=paths.home):
         loaded = read_toml(target)
         apps = {} if loaded is None else parse_apps(target, *loaded)
         if app_id not in apps or loaded is None:
@@ -195,7 +195,7 @@ def remove_app(paths: Paths, app_id: str, *, workspace: bool = False) -> RemoveR
         def drop(table: Any) -> None:
             del table[app_id]
 
-        write_atomically(target, _edited(loaded[1], drop))
+        write_atomically(target, _edited(loaded[1], drop), home=paths.home)
     return RemoveResult(removed, target)
 
 

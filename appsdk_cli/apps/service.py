@@ -292,7 +292,7 @@ class AppsService:
             self._listings.put((listing_id, listing.url), listing)
         snapshot = Snapshot(listings, time.time())
         with self._snapshot_lock:
-            write_snapshot(self.paths.snapshot_file, snapshot)
+            write_snapshot(self.paths.snapshot_file, snapshot, home=self.paths.home)
             self._snapshot_seen = (_signature([self.paths.snapshot_file]), snapshot)
         return snapshot
 

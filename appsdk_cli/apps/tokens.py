@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.home import write_private
 
 TOKENS_DIR = "app-tokens"
 
@@ -24,12 +24,7 @@ def save(home: Path, url: str, token: str) -> Path:
     """Written 0600 from the first byte, then renamed into place."""
     path = _path(home, url)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"url": url, "token": token}, handle)
-        os.replace(temporary, path)
+        write_private(path, json.dumps({"url": url, "token": token}), home=home)
     except OSError as problem:
         raise AppsdkError(f"cannot store the token under {path.parent}: {problem.strerror or problem}") from None
     return path

@@ -15,12 +15,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from appsdk_cli.home import home_location, write_private
 
 TOKENS_DIR = "tokens"
 EXPIRY_MARGIN = 30  # refresh a token this many seconds before it runs out
@@ -64,11 +65,6 @@ class ServerGrants:
         return max(self.grants.values(), key=lambda t: t.saved_at, default=None)
 
 
-def home() -> Path:
-    configured = os.environ.get("APPSDK_HOME")
-    return Path(configured).expanduser() if configured else Path.home() / ".appsdk"
-
-
 def server_key(url: str) -> str:
     """Servers compare as URLs: scheme and host case-insensitively, a trailing slash aside."""
     parts = urlsplit(url)
@@ -77,7 +73,7 @@ def server_key(url: str) -> str:
 
 def cache_path(server_url: str, root: Path | None = None) -> Path:
     digest = hashlib.sha256(server_key(server_url).encode()).hexdigest()[:32]
-    return (root or home()) / TOKENS_DIR / f"{digest}.json"
+    return (root or home_location()) / TOKENS_DIR / f"{digest}.json"
 
 
 def _read(path: Path) -> ServerGrants | None:
@@ -116,18 +112,12 @@ def _write(server_url: str, cached: ServerGrants, root: Path | None) -> Path:
     if not cached.grants:
         path.unlink(missing_ok=True)
         return path
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     body = {
         "server": cached.server,
         "current": cached.current,
         "grants": {issuer: asdict(t) for issuer, t in cached.grants.items()},
     }
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(body, handle)
-    os.replace(temporary, path)
-    return path
+    return write_private(path, json.dumps(body), home=root)
 
 
 def forget(server_url: str, issuer: str | None = None, root: Path | None = None) -> list[CachedTokens]:
@@ -146,7 +136,7 @@ def forget(server_url: str, issuer: str | None = None, root: Path | None = None)
 
 def every_server(root: Path | None = None) -> list[ServerGrants]:
     """All cached servers, sorted by URL (unreadable files are skipped)."""
-    folder = (root or home()) / TOKENS_DIR
+    folder = (root or home_location()) / TOKENS_DIR
     found = []
     with contextlib.suppress(OSError):
         for path in sorted(folder.glob("*.json")):
@@ -159,7 +149,7 @@ def every_server(root: Path | None = None) -> list[ServerGrants]:
 def forget_everything(root: Path | None = None) -> list[CachedTokens]:
     dropped: list[CachedTokens] = []
     with contextlib.suppress(OSError):
-        for path in ((root or home()) / TOKENS_DIR).glob("*.json"):
+        for path in ((root or home_location()) / TOKENS_DIR).glob("*.json"):
             cached = _read(path)
             dropped += list(cached.grants.values()) if cached else []
             path.unlink(missing_ok=True)

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from appsdk_cli.client.modern import MODERN_VERSION
+from appsdk_cli.home import home_location, write_private
 
 # The versions reachable by the initialize handshake, newest last; tests check this against
 # mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS so the two cannot drift apart unnoticed.
@@ -60,11 +59,6 @@ class Era:
         return f"{self.version} handshake"
 
 
-def appsdk_home() -> Path:
-    configured = os.environ.get("APPSDK_HOME")
-    return Path(configured).expanduser() if configured else Path.home() / ".appsdk"
-
-
 @dataclass
 class EraCache:
     """Endpoint URL -> the era it spoke. One per command (shared by all its sessions), backed by a file."""
@@ -75,7 +69,7 @@ class EraCache:
     _loaded: dict[str, dict] | None = None
 
     def _file(self) -> Path:
-        return self.path or appsdk_home() / CACHE_FILE
+        return self.path or home_location() / CACHE_FILE
 
     def _entries(self) -> dict[str, dict]:
         if self._loaded is None:
@@ -123,10 +117,6 @@ class EraCache:
 
     def _write(self, entries: dict[str, dict]) -> None:
         # A cache that cannot be written (read-only home) only costs the next command a negotiation.
-        target = self._file()
+        # `apps` lists several servers at once, each remembering its era: the writer's temporary file is per thread.
         with contextlib.suppress(OSError):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            # One temporary file per thread: `apps` lists several servers at once, each remembering its era.
-            temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}")
-            temporary.write_text(json.dumps(entries, indent=1), encoding="utf-8")
-            temporary.replace(target)
+            write_private(self._file(), json.dumps(entries, indent=1))

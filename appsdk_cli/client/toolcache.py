@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from appsdk_cli.client.eras import CACHE_SECONDS, appsdk_home
+from appsdk_cli.client.eras import CACHE_SECONDS
+from appsdk_cli.home import home_location, write_private
 
 CACHE_FILE = "tools.json"
 MAX_ENTRIES = 32  # servers; the oldest go first, so the file stays small however many servers one calls
@@ -53,7 +52,7 @@ class ToolCache:
     _entries: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
 
     def _file(self) -> Path:
-        return self.path or appsdk_home() / CACHE_FILE
+        return self.path or home_location() / CACHE_FILE
 
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
@@ -94,9 +93,5 @@ class ToolCache:
 
     def _write(self) -> None:
         # A cache that cannot be written (read-only home) only costs the next call a tools/list.
-        target = self._file()
         with contextlib.suppress(OSError):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}")
-            temporary.write_text(json.dumps(self._entries, separators=(",", ":")), encoding="utf-8")
-            temporary.replace(target)
+            write_private(self._file(), json.dumps(self._entries, separators=(",", ":")))

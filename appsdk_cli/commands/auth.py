@@ -18,10 +18,11 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print the cached sign-ins as JSON (never a token).")] = False,
 ) -> None:
     """List the cached sign-ins: server, authorization server, scopes, expiry. Tokens are never shown."""
-    from appsdk_cli.auth.tokens import home, status
+    from appsdk_cli.auth.tokens import status
+    from appsdk_cli.home import home_location
     from appsdk_cli.render.auth import auth_status
 
-    auth_status(status(), home(), as_json=as_json)
+    auth_status(status(), home_location(), as_json=as_json)
 
 
 @auth.command()

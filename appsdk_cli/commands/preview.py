@@ -154,10 +154,15 @@ def preview(
         warning(message)
 
     if screenshot is not None and chromium is not None:
-        from appsdk_cli.preview.screenshot import take_screenshot
+        from appsdk_cli.preview.screenshot import take_screenshot, this_process_sandbox
+        from appsdk_cli.render.preview import browser_unsandboxed
 
+        sandbox = this_process_sandbox()
+        if not sandbox.enabled:
+            browser_unsandboxed(sandbox.reason)
         with stopping_on_sigterm(), PreviewServer(session, options, port=port) as server:
-            shot = take_screenshot(server.page_url(screenshot=True), screenshot, chromium=chromium, timeout=timeout)
+            page = server.page_url(screenshot=True)
+            shot = take_screenshot(page, screenshot, chromium=chromium, sandbox=sandbox, timeout=timeout)
             log = list(server.log)
         preview_screenshot(shot, log, allow_errors=allow_errors)
         if shot.problems and not allow_errors:

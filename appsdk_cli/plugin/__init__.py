@@ -7,5 +7,6 @@ One module per job, each drivable without the CLI:
     from appsdk_cli.plugin.pack import pack_plugin        # a reproducible zip under the archive rules
     from appsdk_cli.plugin.marketplace import install_codex  # a local Codex marketplace entry
 
-manifest.py finds the manifest the way Codex does; images.py reads asset headers and writes the logo.
+manifest.py finds the manifest the way Codex does; images.py reads asset headers and writes the logo;
+tree.py walks the folder once, bounded, and reads regular files only (check, pack and install share it).
 """

@@ -1,6 +1,7 @@
 """Just enough of PNG, JPEG, WebP and SVG to check a listing asset, and a PNG writer for the placeholder logo.
 
-Reads headers only (the type from the magic bytes, never the file name), with the standard library.
+Reads headers only (the type from the magic bytes, never the file name), with the standard library, from
+bytes the caller read (tree.read_regular: a regular file only).
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ import re
 import struct
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -21,15 +21,14 @@ class ImageInfo:
     height: float | None
 
 
-def sniff(path: Path) -> ImageInfo | None:
+def sniff(data: bytes) -> ImageInfo | None:
     """The image's type and size, or None when it is none of the four types."""
-    with path.open("rb") as stream:
-        head = stream.read(64 * 1024)
+    head = data[: 64 * 1024]
     if head.startswith(PNG_SIGNATURE) and head[12:16] == b"IHDR":
         width, height = struct.unpack(">II", head[16:24])
         return ImageInfo("png", width, height)
     if head.startswith(b"\xff\xd8"):
-        return ImageInfo("jpeg", *_jpeg_size(path))
+        return ImageInfo("jpeg", *_jpeg_size(data))
     if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
         return ImageInfo("webp", *_webp_size(head))
     text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
@@ -38,8 +37,7 @@ def sniff(path: Path) -> ImageInfo | None:
     return None
 
 
-def _jpeg_size(path: Path) -> tuple[int | None, int | None]:
-    data = path.read_bytes()
+def _jpeg_size(data: bytes) -> tuple[int | None, int | None]:
     index = 2
     while index + 9 < len(data):
         if data[index] != 0xFF:

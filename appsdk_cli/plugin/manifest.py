@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from appsdk_cli.plugin.tree import read_regular
+
 CODEX_MANIFEST = ".codex-plugin/plugin.json"
 MANIFEST_PATHS = (CODEX_MANIFEST, ".claude-plugin/plugin.json", ".cursor-plugin/plugin.json")
 ROOT_MANIFEST = "plugin.json"
@@ -74,6 +76,7 @@ INTERFACE_FIELDS = frozenset(
     }
 )
 MCP_CONFIG = ".mcp.json"
+JSON_LIMIT = 16 * 1024 * 1024  # a manifest or marketplace file larger than this is not one
 MARKETPLACE_PATHS = (
     ".agents/plugins/marketplace.json",
     ".agents/plugins/api_marketplace.json",
@@ -113,9 +116,12 @@ def _linked_part(root: Path, relative: str) -> str | None:
 
 
 def _read_object(path: Path) -> dict[str, Any]:
-    """The JSON object in path; ValueError with one line when it is not one."""
+    """The JSON object in path; ValueError with one line when it is not one (or not a regular file)."""
+    data = read_regular(path, limit=JSON_LIMIT + 1)
+    if len(data) > JSON_LIMIT:
+        raise ValueError(f"is over {JSON_LIMIT // 1_048_576} MB, too large for a JSON manifest")
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise ValueError("is not UTF-8 text") from error
     except json.JSONDecodeError as error:

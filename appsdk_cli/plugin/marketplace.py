@@ -20,8 +20,10 @@ from typing import Any
 
 from appsdk_cli.checks.model import CheckReport
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.home import home_location, private_folder
 from appsdk_cli.plugin.manifest import discover, read_json_object
-from appsdk_cli.plugin.rules import AUTH_POLICIES, INSTALL_POLICIES, check_plugin, package_files
+from appsdk_cli.plugin.rules import AUTH_POLICIES, EXPANDED_LIMIT, INSTALL_POLICIES, check_plugin
+from appsdk_cli.plugin.tree import NotAFile, read_regular, walk_package
 
 MARKETPLACE_FILE = ".agents/plugins/marketplace.json"
 DEFAULT_MARKETPLACE_NAME = "appsdk-local"
@@ -47,13 +49,12 @@ class InstallResult:
 
 
 def default_marketplace() -> Path:
-    home = os.environ.get("APPSDK_HOME")
-    return (Path(home).expanduser() if home else Path.home() / ".appsdk") / "codex-marketplace"
+    return home_location() / "codex-marketplace"
 
 
 def _copy_plugin(root: Path, destination: Path) -> None:
     """Replace destination with the plugin's package files; the old copy goes only once the new one is whole."""
-    files, _ = package_files(root, skip={destination.resolve()})
+    files = walk_package(root, skip={destination.resolve()}).files
     staging = destination.with_name(f".{destination.name}.{os.getpid()}.new")
     retired = destination.with_name(f".{destination.name}.{os.getpid()}.old")
     shutil.rmtree(staging, ignore_errors=True)
@@ -61,7 +62,9 @@ def _copy_plugin(root: Path, destination: Path) -> None:
         for relative in files:
             target = staging / relative
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(root / relative, target)
+            # Read as the check read it (a regular file, opened non-blocking), then its mode and times.
+            target.write_bytes(read_regular(root / relative, root=root, limit=EXPANDED_LIMIT + 1))
+            shutil.copystat(root / relative, target)
         staging.mkdir(parents=True, exist_ok=True)
         if destination.exists():
             os.replace(destination, retired)
@@ -131,12 +134,15 @@ def install_codex(
         plugins[index] = entry
     try:
         if not in_place:
-            (market_root / "plugins").mkdir(parents=True, exist_ok=True)
+            # Inside APPSDK_HOME (the default) the folders are made private, as everything there is.
+            private_folder(market_root / "plugins")
             _copy_plugin(root, market_root / "plugins" / folder)
-        market_file.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(market_file.parent)
         temporary = market_file.with_name(f".{market_file.name}.{os.getpid()}.tmp")
         temporary.write_text(json.dumps(market, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         os.replace(temporary, market_file)
+    except NotAFile as refusal:  # swapped since the check: one line, the marketplace left as it was
+        raise AppsdkError(f"a file in {root} {refusal} since it was checked; nothing was installed") from None
     except OSError as error:
         raise AppsdkError(f"cannot write the marketplace in {market_root}: {error.strerror or error}") from error
     commands = (

@@ -18,7 +18,8 @@ from pathlib import Path, PurePosixPath
 from appsdk_cli.checks.model import CheckReport
 from appsdk_cli.errors import AppsdkError, UsageError
 from appsdk_cli.plugin.manifest import discover
-from appsdk_cli.plugin.rules import COMPRESSED_LIMIT, check_plugin, package_files
+from appsdk_cli.plugin.rules import COMPRESSED_LIMIT, EXPANDED_LIMIT, check_plugin
+from appsdk_cli.plugin.tree import NotAFile, read_regular, walk_package
 
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 COMPRESSION_LEVEL = 9
@@ -41,7 +42,7 @@ def archive_bytes_into(path: Path, root: Path, files: list[PurePosixPath]) -> in
     with zipfile.ZipFile(path, "w") as archive:
         for relative in files:
             source = root / relative
-            data = source.read_bytes()
+            data = read_regular(source, root=root, limit=EXPANDED_LIMIT + 1)
             expanded += len(data)
             entry = zipfile.ZipInfo(relative.as_posix(), date_time=FIXED_TIME)
             entry.create_system = 3  # Unix, so the permission bits below are read
@@ -61,7 +62,7 @@ def pack_plugin(root: Path, *, output: Path | None = None, strict: bool = False)
     out_dir = (output if output is not None else root / DEFAULT_OUTPUT).resolve()
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"-o {out_dir} is a file; give a folder for the archive")
-    files, _ = package_files(root, skip={out_dir})
+    files = walk_package(root, skip={out_dir}).files
     archive = out_dir / f"{manifest['name']}-{manifest['version']}.zip"
     temporary = out_dir / f".{archive.name}.{os.getpid()}.tmp"
     try:
@@ -74,6 +75,8 @@ def pack_plugin(root: Path, *, output: Path | None = None, strict: bool = False)
                 "keep data and build output out of the plugin folder"
             )
         os.replace(temporary, archive)
+    except NotAFile as refusal:  # swapped since the check: one line, nothing packed
+        raise AppsdkError(f"a file in {root} {refusal} since it was checked; nothing was packed") from None
     except OSError as error:
         raise AppsdkError(f"cannot write {archive}: {error.strerror or error}") from error
     finally:

@@ -28,6 +28,7 @@ from appsdk_cli.plugin.manifest import (
     marketplace_files,
     read_json_object,
 )
+from appsdk_cli.plugin.tree import MAX_DEPTH, MAX_ENTRIES, NotAFile, PackageTree, read_regular, walk_package
 from appsdk_cli.snapshot.model import Snapshot
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -262,6 +263,22 @@ ARCHIVE_LIMITS = Rule(
     "Package archive rules (as transcribed by MCPJam, unconfirmed): ≤5000 entries, ≤512 MB expanded, ≤100 MB "
     "compressed",
 )
+ARCHIVE_SPECIAL = Rule(
+    "PLUG505",
+    "archive-not-a-file",
+    E,
+    "A FIFO, socket or device (or an entry that cannot be read) inside the plugin folder",
+    "A package holds regular files only, and appsdk never opens anything else: reading a FIFO waits for a "
+    "writer, for good",
+)
+ARCHIVE_TOO_DEEP = Rule(
+    "PLUG506",
+    "archive-too-deep",
+    E,
+    f"Folders nested more than {MAX_DEPTH} deep inside the plugin folder",
+    "appsdk stops walking there, so it cannot say what the package would hold; such trees are generated or "
+    "copied output, not a plugin",
+)
 RULES: tuple[Rule, ...] = (
     MANIFEST_MISSING,
     MANIFEST_INVALID,
@@ -295,6 +312,8 @@ RULES: tuple[Rule, ...] = (
     ARCHIVE_PATH,
     ARCHIVE_APP_JSON,
     ARCHIVE_LIMITS,
+    ARCHIVE_SPECIAL,
+    ARCHIVE_TOO_DEEP,
 )
 
 KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -356,7 +375,9 @@ def check_plugin(root: Path, *, strict: bool = False) -> CheckReport:
     for relative in markets:
         findings += _marketplace_findings(root, relative)
     if found.found:
-        findings += archive_findings(root, skip=set())
+        findings += archive_findings(walk_package(root, skip=set()))
+    # The walk and an asset may both refuse the same FIFO: one line each.
+    findings = list(dict.fromkeys(findings))
     findings.sort(key=lambda f: (0 if f.severity is Severity.ERROR else 1, f.rule.id, f.target))
     name = found.data.get("name") if isinstance(found.data.get("name"), str) else None
     subject = f"plugin {name} in {root}" if name else str(root)
@@ -707,7 +728,28 @@ def _assets(root: Path, interface: dict[str, Any], where: str, *, has_ui: bool) 
             )
             continue
         path = root / value[2:]
-        info = images.sniff(path)
+        try:
+            head = read_regular(path, root=root, limit=ASSET_BYTES)
+        except NotAFile as refusal:
+            if refusal.leaves:
+                yield Finding(
+                    ARCHIVE_SYMLINK,
+                    target,
+                    f"interface.{key} {value} {refusal}",
+                    'put the real file under ./assets/ and name it "./assets/…"',
+                )
+            else:
+                yield special_file_finding(PurePosixPath(value[2:]), refusal.kind)
+            continue
+        except OSError as error:
+            yield Finding(
+                ASSET_MISSING,
+                target,
+                f"interface.{key} {value} cannot be read: {error.strerror or error}",
+                "make it readable",
+            )
+            continue
+        info = images.sniff(head)
         size = path.stat().st_size
         if size > ASSET_BYTES:
             yield Finding(
@@ -828,63 +870,42 @@ def _marketplace_findings(root: Path, relative: str) -> Iterator[Finding]:
             )
 
 
-# Folders and files a package never carries: version control, environments, caches, appsdk's own state.
-EXCLUDED_NAMES = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        ".venv",
-        "venv",
-        "__pycache__",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".mypy_cache",
-        ".appsdk",
-        "node_modules",
-        "dist",
-        "build",
-        ".DS_Store",
-        ".idea",
-        ".vscode",
-    }
-)
+def special_file_finding(relative: PurePosixPath, kind: str) -> Finding:
+    """One line for a FIFO, socket or device, the same from the walk and from an asset that names it."""
+    return Finding(
+        ARCHIVE_SPECIAL,
+        f"file {relative}",
+        f"{relative} is {kind}; appsdk reads only regular files",
+        "replace it with the real file, or delete it",
+    )
 
 
-def is_excluded(relative: PurePosixPath) -> bool:
-    return any(
-        part in EXCLUDED_NAMES or part.endswith(".egg-info") or part == ".env" or part.startswith(".env.")
-        for part in relative.parts
-    ) or relative.suffix in (".pyc", ".pyo")
-
-
-def package_files(root: Path, *, skip: set[Path]) -> tuple[list[PurePosixPath], list[PurePosixPath]]:
-    """The files a package holds (sorted, relative) and the symlinks found instead of files."""
-    files: list[PurePosixPath] = []
-    links: list[PurePosixPath] = []
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        for entry in sorted(folder.iterdir()):
-            relative = PurePosixPath(entry.relative_to(root).as_posix())
-            if is_excluded(relative) or entry.resolve() in skip:
-                continue
-            if entry.is_symlink():
-                links.append(relative)
-            elif entry.is_dir():
-                stack.append(entry)
-            elif entry.is_file():
-                files.append(relative)
-    return sorted(files), sorted(links)
-
-
-def archive_findings(root: Path, *, skip: set[Path]) -> Iterator[Finding]:
-    files, links = package_files(root, skip=skip)
-    for link in links:
+def archive_findings(tree: PackageTree) -> Iterator[Finding]:
+    for link in tree.links:
+        leaves = link in tree.leaving
         yield Finding(
-            ARCHIVE_SYMLINK, f"file {link}", f"{link} is a symlink", "replace it with the real file, or delete it"
+            ARCHIVE_SYMLINK,
+            f"file {link}",
+            f"{link} is a symlink" + (" leading out of the plugin folder" if leaves else ""),
+            "replace it with the real file, or delete it",
         )
-    for relative in files:
+    for relative, kind in tree.special.items():
+        yield special_file_finding(relative, kind)
+    for relative, why in tree.unreadable.items():
+        yield Finding(
+            ARCHIVE_SPECIAL,
+            f"file {relative}",
+            f"{relative or '.'} cannot be read: {why}",
+            "make it readable, or move it out of the plugin folder",
+        )
+    if tree.too_deep is not None:
+        yield Finding(
+            ARCHIVE_TOO_DEEP,
+            f"file {tree.too_deep}",
+            f"{tree.too_deep.parts[0]}/… goes more than {MAX_DEPTH} folders deep; appsdk stopped there",
+            "keep generated or copied trees out of the plugin folder",
+        )
+    for relative in tree.files:
         name = str(relative)
         if "\\" in name or ".." in relative.parts:
             yield Finding(ARCHIVE_PATH, f"file {name}", f"file name {name!r} has a backslash or ..", "rename it")
@@ -895,11 +916,17 @@ def archive_findings(root: Path, *, skip: set[Path]) -> Iterator[Finding]:
                 f"{name} would go into the package",
                 "delete it (and the manifest's apps entry); link the app in the submission portal",
             )
-    expanded = sum((root / f).stat().st_size for f in files)
-    if len(files) > ENTRIES_LIMIT or expanded > EXPANDED_LIMIT:
+    if tree.too_many:
         yield Finding(
             ARCHIVE_LIMITS,
             "plugin",
-            f"the package would hold {len(files)} files, {expanded / 1_048_576:.0f} MB",
+            f"the plugin folder holds more than {MAX_ENTRIES} files and folders; appsdk stopped counting there",
+            "keep build output, data and dependencies out of the plugin folder",
+        )
+    elif len(tree.files) > ENTRIES_LIMIT or tree.size > EXPANDED_LIMIT:
+        yield Finding(
+            ARCHIVE_LIMITS,
+            "plugin",
+            f"the package would hold {len(tree.files)} files, {tree.size / 1_048_576:.0f} MB",
             "keep build output, data and dependencies out of the plugin folder",
         )

@@ -14,6 +14,7 @@ because only --screenshot needs it; the browser itself is the system's Chromium,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import struct
@@ -29,9 +30,8 @@ INSTALL_HINT = (
 )
 # What the preview extra adds; named as a plain requirement so the hint also works from a clone.
 PLAYWRIGHT_REQUIREMENT = "playwright>=1.45"
-# Quiet and offline: no sandbox (containers, root), no GPU, none of Chromium's own network chatter.
+# Quiet and offline: no GPU, none of Chromium's own network chatter. The sandbox stays on (see chromium_sandbox).
 CHROMIUM_FLAGS = (
-    "--no-sandbox",
     "--disable-gpu",
     "--disable-background-networking",
     "--disable-component-update",
@@ -158,7 +158,37 @@ def image_size(data: bytes, kind: str) -> tuple[int, int]:
     return png_size(data) if kind == "png" else jpeg_size(data)
 
 
-def take_screenshot(page_url: str, out: Path, *, chromium: str, timeout: float = 30.0) -> Screenshot:
+@dataclass(frozen=True)
+class ChromiumSandbox:
+    """Whether Chromium keeps its sandbox, and when it cannot, why (for the one line that says so)."""
+
+    enabled: bool
+    reason: str = ""
+
+
+def chromium_sandbox(euid: int | None) -> ChromiumSandbox:
+    """Chromium keeps its sandbox, which is what stands between a hostile widget and the user's files, except
+    where it cannot start with it: as root it refuses to (crbug.com/638180). `euid` None is a system without
+    user ids (Windows), where the sandbox needs nothing from us."""
+    if euid == 0:
+        return ChromiumSandbox(False, "appsdk runs as root here")
+    return ChromiumSandbox(True)
+
+
+def this_process_sandbox() -> ChromiumSandbox:
+    return chromium_sandbox(os.geteuid() if hasattr(os, "geteuid") else None)
+
+
+def launch_options(chromium: str, sandbox: ChromiumSandbox) -> dict[str, object]:
+    """Playwright's chromium.launch() keywords. Playwright itself adds --no-sandbox unless told
+    chromium_sandbox=True, so the decision is passed both ways, never left to its default."""
+    args = list(CHROMIUM_FLAGS) + ([] if sandbox.enabled else ["--no-sandbox"])
+    return {"executable_path": chromium, "headless": True, "args": args, "chromium_sandbox": sandbox.enabled}
+
+
+def take_screenshot(
+    page_url: str, out: Path, *, chromium: str, sandbox: ChromiumSandbox, timeout: float = 30.0
+) -> Screenshot:
     """Open the host page headless, wait until the widget settles, save the widget frame alone (the format
     by `out`'s extension), and report what went wrong inside the widget."""
     kind = image_type(out)
@@ -178,9 +208,7 @@ def take_screenshot(page_url: str, out: Path, *, chromium: str, timeout: float =
     try:
         # Leaving this block stops the browser and Playwright's driver, on success and on every error.
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=chromium, headless=True, args=list(CHROMIUM_FLAGS), timeout=milliseconds
-            )
+            browser = playwright.chromium.launch(**launch_options(chromium, sandbox), timeout=milliseconds)
             try:
                 page = browser.new_page(viewport=VIEWPORT)
                 page.goto(page_url, timeout=milliseconds)
@@ -205,7 +233,10 @@ def take_screenshot(page_url: str, out: Path, *, chromium: str, timeout: float =
 def _cache_the_drivers_compiled_code() -> None:
     """Playwright's driver is a Node process that compiles its whole bundle at every start; Node (22.1+)
     keeps the compiled code in NODE_COMPILE_CACHE, which took the driver's start from about 420 to 345 ms
-    here. The driver gets this process's environment, so that is where it is set; one the user set wins."""
-    from appsdk_cli.client.eras import appsdk_home
+    here. The driver gets this process's environment, so that is where it is set; one the user set wins.
+    It goes in the private home, made private first (Node makes the cache folder itself)."""
+    from appsdk_cli.home import home_location, private_home
 
-    os.environ.setdefault("NODE_COMPILE_CACHE", str(appsdk_home() / "node-compile-cache"))
+    with contextlib.suppress(OSError):  # a home that cannot be made only costs the driver its cache
+        private_home()
+    os.environ.setdefault("NODE_COMPILE_CACHE", str(home_location() / "node-compile-cache"))

@@ -72,5 +72,10 @@ def preview_screenshot(shot: Screenshot, log: list[LogEntry], *, allow_errors: b
             console.print(f"[{style}]  ✗[/] {escape(problem)}", soft_wrap=True)
 
 
+def browser_unsandboxed(reason: str) -> None:
+    """Said once, before Chromium starts: the widget's page runs without the browser's own walls."""
+    stderr().print(f"[yellow]running Chromium without its sandbox:[/] {reason}", soft_wrap=True)
+
+
 def preview_stopped() -> None:
     stderr().print("Preview stopped.")
