@@ -121,6 +121,18 @@ def test_every_host_message_matches_the_sdk_schemas_across_the_lifecycle(browser
         assert seen[expected], (expected, seen)
     # Nothing but the bridge's JSON-RPC on the window: window.openai's traffic has a channel of its own.
     assert all(isinstance(r["data"], dict) and r["data"].get("jsonrpc") == "2.0" for r in recorder.host_to_view())
+    # The sandbox proxy's channel (MCP Apps "Sandbox proxy"): per view, the proxy says it is ready and the
+    # host then hands it the resource, once each, in that order; none of it ever reaches the view.
+    sandbox = [
+        (r["dir"], r["data"]["method"]) for r in recorder.records if r["dir"] in ("host→sandbox", "sandbox→host")
+    ]
+    ready = ("sandbox→host", "ui/notifications/sandbox-proxy-ready")
+    resource = ("host→sandbox", "ui/notifications/sandbox-resource-ready")
+    assert sandbox == [ready, resource, ready, resource], sandbox  # two views: before and after the reload
+    assert seen[("notification", "ui/notifications/sandbox-resource-ready")] == 2
+    handed = [r["data"]["params"] for r in recorder.records if r["dir"] == "host→sandbox"]
+    assert all('data-appsdk-preview="bootstrap"' in p["html"] and p["sandbox"] for p in handed)
+    assert not [r for r in recorder.host_to_view() if "sandbox-" in str(r["data"].get("method", ""))]
     # Two views (before and after the reload): each gets tool-input and tool-result exactly once, after
     # it said it was initialized.
     assert seen[("notification", "ui/notifications/tool-input")] == 2
