@@ -117,9 +117,15 @@ def test_no_crash_report_through_the_tunnel(failing: DevServer):
     headers = {"Accept": "application/json, text/event-stream"}
     local = httpx.post(failing.url, json=body, headers=headers, timeout=10).json()["result"]
     tunnelled = httpx.post(failing.url, json=body, headers={**headers, "Host": TUNNEL_HOST}, timeout=10).json()
+    # appsdk's tunnel has ngrok rewrite Host to the local address; ngrok (and the stand-in agent in
+    # tests/ngrok_standin) still says the request was forwarded.
+    forwarded = {"X-Forwarded-For": "203.0.113.7", "X-Forwarded-Proto": "https", "X-Forwarded-Host": TUNNEL_HOST}
+    rewritten = httpx.post(failing.url, json=body, headers={**headers, **forwarded}, timeout=10).json()
     assert TOOL_CRASH in local["_meta"]
     # What reaches ChatGPT through a tunnel is the production result, byte for byte.
-    assert tunnelled["result"] == {"content": [{"type": "text", "text": "Error executing tool crash"}], "isError": True}
+    production = {"content": [{"type": "text", "text": "Error executing tool crash"}], "isError": True}
+    assert tunnelled["result"] == production
+    assert rewritten["result"] == production
 
 
 @pytest.mark.parametrize("mode", ["live", "path"])

@@ -5,7 +5,8 @@ purpose: an exception's text may hold secrets. So the result is left exactly as 
 
 - the worker's terminal (through the supervisor) gets a few lines: the exception and the user's own frames,
   in place of mcp's boxed dump of every frame;
-- a request from a loopback Host (appsdk call, preview, a local inspector; never one through the tunnel)
+- a request from a loopback Host that no proxy forwarded (appsdk call, preview, a local inspector; never
+  one through the tunnel, which rewrites Host to the local address but adds X-Forwarded-*)
   gets the same facts in the result's `_meta["appsdk/crash"]` (appmeta.TOOL_CRASH), for `call` and
   `preview` to show.
 """
@@ -69,11 +70,18 @@ def describe_crash(tool: str, problem: BaseException, project: Path) -> dict[str
     return crash
 
 
+# What a proxy adds to a request it forwards. `appsdk dev --tunnel` has ngrok rewrite Host to the local
+# address (any local server then works behind it), so Host alone cannot tell a tunnelled request apart.
+FORWARDING_HEADERS = ("x-forwarded-for", "x-forwarded-host", "forwarded")
+
+
 def _from_loopback(request: Any) -> bool:
     if request is None:
         return True
-    host = str(getattr(request, "headers", {}).get("host", ""))
-    return allowed_host_header(host)
+    headers = getattr(request, "headers", {})
+    if any(headers.get(name) for name in FORWARDING_HEADERS):
+        return False
+    return allowed_host_header(str(headers.get("host", "")))
 
 
 def _with_crash(result: Any, crash: dict[str, Any]) -> Any:
