@@ -156,6 +156,24 @@ def ngrok_search_summary(chosen: str) -> str:
     return "tried " + ", ".join(tried)
 
 
+def preflight(settings: TunnelSettings) -> tuple[str, str | None, Path]:
+    """What a tunnel needs before anything starts: the agent, and an authtoken (given, in $NGROK_AUTHTOKEN,
+    or in ngrok's config file). `appsdk dev --tunnel` asks first, so a missing token fails in a second,
+    not after the server, Vite and the workbench have started. Returns (agent path, token or None when
+    ngrok's config file has one, that config file)."""
+    ngrok_path = resolve_ngrok_path(settings.ngrok_path)
+    token = settings.authtoken or os.environ.get("NGROK_AUTHTOKEN") or None
+    user_config = Path(settings.ngrok_config) if settings.ngrok_config else default_ngrok_config_path()
+    if not token and not _config_has_authtoken(user_config):
+        raise TunnelError(f"no ngrok authtoken found: {AUTHTOKEN_HELP}")
+    if not Path(ngrok_path).exists() and not os.access(Path(ngrok_path).parent, os.W_OK):
+        raise TunnelError(
+            f"no ngrok agent at {ngrok_path} ({ngrok_search_summary(ngrok_path)}); install ngrok and put it "
+            "on PATH, or set PYNGROK_NGROK_PATH=/path/to/ngrok"
+        )
+    return ngrok_path, token, user_config
+
+
 def _config_has_authtoken(path: Path) -> bool:
     try:
         text = path.read_text(encoding="utf-8")
@@ -276,24 +294,15 @@ class Tunnel:
 
         _quiet_pyngrok_logs()
         settings = self.settings
-        ngrok_path = resolve_ngrok_path(settings.ngrok_path)
-        token = settings.authtoken or os.environ.get("NGROK_AUTHTOKEN") or None
-        user_config = Path(settings.ngrok_config) if settings.ngrok_config else default_ngrok_config_path()
+        ngrok_path, token, user_config = preflight(settings)
         if token:
             config_path = str(self._write_private_config(token))
             self._token = token
             # The agent inherits our environment, and ngrok lets $NGROK_AUTHTOKEN override its config
             # file, which would silently replace an explicit --authtoken.
             os.environ.pop("NGROK_AUTHTOKEN", None)
-        elif _config_has_authtoken(user_config):
-            config_path = str(user_config)
         else:
-            raise TunnelError(f"no ngrok authtoken found: {AUTHTOKEN_HELP}")
-        if not Path(ngrok_path).exists() and not os.access(Path(ngrok_path).parent, os.W_OK):
-            raise TunnelError(
-                f"no ngrok agent at {ngrok_path} ({ngrok_search_summary(ngrok_path)}); install ngrok and put it "
-                "on PATH, or set PYNGROK_NGROK_PATH=/path/to/ngrok"
-            )
+            config_path = str(user_config)
         config = PyngrokConfig(
             ngrok_path=ngrok_path,
             config_path=config_path,

@@ -344,6 +344,7 @@ def test_dev_tunnel_without_token_fails_cleanly(tmp_path, tunnel_env):
 
     env = {k: v for k, v in tunnel_env.items() if k != "NGROK_AUTHTOKEN"}
     project = scaffold("book-club", tmp_path).path
+    started = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-m", "appsdk_cli", "dev", str(project), "--port", str(free_port()), "--tunnel"],
         env=env,
@@ -353,6 +354,9 @@ def test_dev_tunnel_without_token_fails_cleanly(tmp_path, tunnel_env):
     )
     assert result.returncode == 1, result.stderr
     assert "dashboard.ngrok.com" in result.stderr and "Traceback" not in result.stderr
+    # Checked before anything starts: one line, nothing served, no worker, no wait for the tunnel to fail.
+    assert result.stderr.strip().count("\n") == 0 and result.stderr.startswith("error: no ngrok authtoken found")
+    assert "127.0.0.1" not in result.stdout and time.monotonic() - started < 10
     assert not [line for line in all_command_lines() if str(project) in line], "a worker outlived appsdk dev"
     assert not (project / ".appsdk" / "dev.json").exists()
 

@@ -57,6 +57,10 @@ class DevSession:
     def run(self, *, handle_signals: bool | None = None) -> None:
         from appsdk_cli.devserver.supervisor import Supervisor
 
+        if self.config.tunnel is not None:
+            from appsdk_cli.tunnel import preflight
+
+            preflight(self.config.tunnel)  # no token, no agent: one line before anything starts
         tunnel = _TunnelAttachment(self.config.tunnel, self._emit) if self.config.tunnel else None
         try:
             supervisor = Supervisor(self.config.server, observer=self._on_server_event, on_bound=tunnel)
