@@ -70,20 +70,27 @@ def new(
     if no_install and widget is not WidgetTemplate.REACT:
         raise UsageError("--no-install goes with --template react")
     flavor = WidgetFlavor.SKYBRIDGE if skybridge else WidgetFlavor.MCP_APPS
+    target = path.expanduser() / name
+    fresh = not (target.is_dir() and any(target.iterdir()))  # this run makes the whole folder
     result = scaffold(name, path, force=force, flavor=flavor, auth=auth, domain=domain, template=widget)
     if not no_plugin:
         result = _with_plugin(result, force=force)
     if widget is WidgetTemplate.REACT:
-        result = _install_web(result, skip=no_install, quiet=as_json)
+        result = _install_web(result, skip=no_install, quiet=as_json, fresh=fresh)
     scaffold_result(result, as_json=as_json)
 
 
-def _install_web(result: ScaffoldResult, *, skip: bool, quiet: bool) -> ScaffoldResult:
-    """`npm install` in the new web/; without Node, the project is kept and the result says what to install."""
+def _install_web(result: ScaffoldResult, *, skip: bool, quiet: bool, fresh: bool) -> ScaffoldResult:
+    """`npm install` in the new web/; without Node, the project is kept and the result says what to install.
+
+    Ctrl-C during the install takes back what this run made (the whole folder when it made it, else
+    web/node_modules), so running `appsdk new` again just works."""
+    import shutil
     from dataclasses import replace
 
     from appsdk_cli.errors import AppsdkError
     from appsdk_cli.render.console import spinner
+    from appsdk_cli.render.scaffold import install_interrupted
     from appsdk_cli.web.node import find_node, npm_install
 
     web = result.path / "web"
@@ -97,8 +104,13 @@ def _install_web(result: ScaffoldResult, *, skip: bool, quiet: bool) -> Scaffold
         if quiet:
             npm_install(web, node)
         else:
-            with spinner(f"Installing the widget's packages (npm install in {web.name}/)"):
+            with spinner(f"Installing the widget's packages (npm ci in {web.name}/)", log=True):
                 npm_install(web, node)
+    except KeyboardInterrupt:
+        removed = result.path if fresh else web / "node_modules"
+        shutil.rmtree(removed, ignore_errors=True)
+        install_interrupted(removed, whole=fresh)
+        raise
     except AppsdkError as problem:
         raise AppsdkError(f"{result.path} was created, but not its widget's packages: {problem.message}") from problem
     return replace(result, web_install="installed")

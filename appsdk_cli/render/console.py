@@ -85,10 +85,35 @@ def flag(value: bool | None, yes: str, no: str) -> str:
 
 
 @contextmanager
-def spinner(message: str) -> Iterator[None]:
-    """A spinner on stderr while something slow starts; stdout stays clean for --json."""
-    with stderr().status(message):
+def spinner(message: str, *, log: bool = False, heartbeat: float = 15.0) -> Iterator[None]:
+    """A spinner on stderr while something slow runs; stdout stays clean for --json.
+
+    A spinner draws only on a terminal. With `log`, for work that takes half a minute, a log (CI, a pipe)
+    gets the message as a line, a line every `heartbeat` seconds while it lasts, and how long it took."""
+    console = stderr()
+    if console.is_terminal or not log:
+        with console.status(message):
+            yield
+        return
+    import threading
+    import time
+
+    started = time.monotonic()
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(heartbeat):
+            console.print(f"  … still working ({time.monotonic() - started:.0f} s)", highlight=False)
+
+    console.print(f"{message}…", highlight=False, soft_wrap=True)
+    beater = threading.Thread(target=beat, name="spinner-heartbeat", daemon=True)
+    beater.start()
+    try:
         yield
+    finally:
+        done.set()
+        beater.join()
+    console.print(f"  done in {time.monotonic() - started:.1f} s", highlight=False)
 
 
 @contextmanager

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from appsdk_cli.scaffold import ScaffoldResult
 
 
@@ -97,3 +101,11 @@ def _test_command(python: str) -> str:
     if importlib.util.find_spec("pytest") is not None:
         return f"{python} -m pytest"
     return f"{python} -m pip install pytest && {python} -m pytest"
+
+
+def install_interrupted(removed: Path, *, whole: bool) -> None:
+    """Ctrl-C during `new --template react`'s install: what was taken back, so running it again works."""
+    from appsdk_cli.render.console import stderr
+
+    what = f"removed the half-made project {removed}" if whole else f"removed the half-installed {removed}"
+    stderr().print(f"interrupted: {escape(what)}; run the same `appsdk new` again", highlight=False, soft_wrap=True)

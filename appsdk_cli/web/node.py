@@ -92,6 +92,21 @@ def _npm_env() -> dict[str, str]:
     return {**os.environ, "NO_UPDATE_NOTIFIER": "1", "npm_config_update_notifier": "false", "NO_COLOR": "1"}
 
 
+# npm's lines that say nothing of the cause: where its log is, its stack, its advice about proxies.
+_NPM_NOISE = re.compile(r"^(A complete log|Log files were not written|syscall |errno |If you are behind a proxy|[{}])")
+
+
 def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("npm ERR! A complete")]
-    return lines[-1][:300] if lines else "no output"
+    """The cause of npm's failure in one line: its error code and the first line that says what happened
+    (npm 7–10 prefix them `npm ERR!` or `npm error`), not the "complete log" line it ends with."""
+    lines = []
+    for raw in text.splitlines():
+        line = re.sub(r"^npm (ERR!|error) ", "", raw.rstrip())
+        if line.strip() and not line[0].isspace() and not _NPM_NOISE.match(line):  # indented: a stack, an object
+            lines.append(line)
+    if not lines:
+        return "no output"
+    code = next((line[len("code ") :] for line in lines if line.startswith("code ")), None)
+    said = next((line for line in lines if not line.startswith("code ")), None)
+    cause = f"{code}: {said}" if code and said else code or said or lines[-1]
+    return cause[:300]
