@@ -62,19 +62,7 @@ __all__ = [
     "refresh",
     "revoke",
     "sign_in",
-    "usable_token",
 ]
-
-
-def usable_token(server_url: str, *, timeout: float, root: Path | None = None) -> str | None:
-    """A cached access token for this server (from the issuer used last), refreshed if it has run out."""
-    cached = load(server_url, root=root)
-    if cached is None:
-        return None
-    if cached.fresh():
-        return cached.access_token
-    refreshed = refresh(server_url, cached, timeout=timeout, root=root)
-    return refreshed.access_token if refreshed else None
 
 
 def refresh(server_url: str, cached: CachedTokens, *, timeout: float, root: Path | None = None) -> CachedTokens | None:
@@ -205,6 +193,7 @@ def sign_in(
         client_secret=client.secret,
         auth_method=client.method,
         revocation_endpoint=metadata.get("revocation_endpoint"),
+        resource_metadata=prm_url,
     )
     tokens = _cached(base, reply, scopes)
     save(server_url, tokens, root)
@@ -290,6 +279,7 @@ def _cached(base: CachedTokens, answer: dict[str, Any], asked: list[str]) -> Cac
         client_secret=base.client_secret,
         auth_method=base.auth_method,
         revocation_endpoint=base.revocation_endpoint,
+        resource_metadata=base.resource_metadata,
     )
 
 
