@@ -10,8 +10,8 @@
   Any web page can make the server fetch a URL this way, so it fetches only plausible ones, bounded in
   size, time and rate, and says why a document is refused without quoting it.
 - `private_key_jwt` (RFC 7523 §2.2): the client signs an assertion with a key its document publishes
-  (`jwks` inline or `jwks_uri`); the server checks signature, `iss` = `sub` = client_id, `aud`, expiry and
-  that the assertion is not replayed.
+  (`jwks` inline or `jwks_uri`); the server checks signature, `iss` = `sub` = client_id, `aud`, expiry (no
+  more than five minutes ahead) and that the assertion is not replayed.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ FETCH_SECONDS = 5.0
 DEFAULT_CACHE_SECONDS = 300  # a document that says nothing about caching
 MAX_CACHE_SECONDS = 24 * 3600
 MAX_CACHED_DOCUMENTS = 256
+MAX_ASSERTION_SECONDS = 300  # how far ahead a client assertion's exp may be
+ASSERTION_LEEWAY = 30  # clock skew allowed between the client and this server
 MAX_CLIENT_NAME = 100
 # Fetches (not cache hits) of client documents and key sets, all clients together, per window.
 MAX_FETCHES = 30
@@ -312,7 +314,7 @@ class AssertionVerifier:
                     algorithms=[a for a in ASSERTION_ALGORITHMS if a == header.get("alg")],
                     audience=audiences,
                     options={"require": ["iss", "sub", "aud", "exp", "jti"]},
-                    leeway=30,
+                    leeway=ASSERTION_LEEWAY,
                 )
                 break
             except jwt.ExpiredSignatureError:
@@ -328,6 +330,12 @@ class AssertionVerifier:
         if claims["iss"] != client.client_id or claims["sub"] != client.client_id:
             raise ClientRefused("the client assertion's iss and sub must both be the client_id")
         now = self._clock()
+        # An assertion is made for one request: one that lives for years is a stolen credential's best friend
+        # (and its jti would have to be remembered for as long).
+        if float(claims["exp"]) > now + MAX_ASSERTION_SECONDS + ASSERTION_LEEWAY:
+            raise ClientRefused(
+                f"the client assertion lives too long: its exp may be at most {MAX_ASSERTION_SECONDS} s from now"
+            )
         for jti in [j for j, exp in self._seen.items() if exp < now - 60]:
             del self._seen[jti]
         jti = str(claims["jti"])
