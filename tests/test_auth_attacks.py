@@ -45,7 +45,7 @@ def test_a_server_that_takes_the_port_gets_no_cached_sign_in(tmp_path: Path):
     """The user signs in to `appsdk dev` on a port; it stops, and another process takes the port. Each
     attempt is made twice: with the access token run out (31 s tokens count as run out at once, so the
     refresh token would go to <origin>/token, which the newcomer answers too), and with it still fresh
-    (it would go straight to the newcomer's /mcp)."""
+    (it would go straight to the newcomer's /mcp). Logging out then must not revoke there either."""
     port = free_port()
     project = auth_project(tmp_path, access_token_seconds=31)
     env = call_env(tmp_path)
@@ -99,6 +99,13 @@ def test_a_server_that_takes_the_port_gets_no_cached_sign_in(tmp_path: Path):
             assert "Traceback" not in result.stderr
             for secret in held:
                 assert secret not in result.stdout + result.stderr
+        # The user takes the line's advice while the newcomer holds the port: the grant is forgotten, and
+        # the revocation, which would carry the refresh token to <origin>/revoke, is not sent.
+        hostile.routes["POST /revoke"] = lambda r, b: (200, {}, b"")
+        out = appsdk("auth", "logout", "--url", url, "--json", env=env)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["loggedOut"][0]["revoked"] is False
+        assert "POST /revoke" not in hostile.log and not list((tmp_path / "home" / "tokens").iterdir())
     finally:
         hostile.close()
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from appsdk_cli import httpguard
-from appsdk_cli.auth.discovery import protected_resource_metadata, resource_problem
+from appsdk_cli.auth.discovery import grant_problem, protected_resource_metadata
 from appsdk_cli.auth.signin_errors import SignInError
-from appsdk_cli.auth.tokens import CachedTokens, ServerGrants, load_server, server_key
+from appsdk_cli.auth.tokens import CachedTokens, ServerGrants, load_server
 
 
 @dataclass(frozen=True)
@@ -78,27 +78,16 @@ def _withheld(server_url: str, why: str) -> str:
     )
 
 
-def _same_issuer(a: str, b: str) -> bool:
-    # Exact, as RFC 8414 compares issuers, but for the trailing slash URL libraries add to a path-less one.
-    return a.rstrip("/") == b.rstrip("/")
-
-
 def _grant_for(cached: ServerGrants, prm: dict[str, Any], server_url: str) -> tuple[CachedTokens | None, str]:
-    """The grant made under this resource metadata (its issuers in their order), or None and why not."""
-    resource = prm.get("resource")
-    problem = resource_problem(resource, server_url)
-    if problem:
-        return None, f"its resource metadata {problem}"
-    listed = prm.get("authorization_servers")
-    issuers = [s for s in listed if isinstance(s, str)] if isinstance(listed, list) else []
-    for issuer in issuers:
-        for grant in cached.grants.values():
-            if _same_issuer(grant.issuer, issuer) and server_key(grant.resource) == server_key(str(resource)):
-                return grant, ""
-    signed_in = cached.latest()
-    assert signed_in is not None
-    named = ", ".join(issuers) if issuers else "no authorization server"
-    return None, f"it names {named}; you signed in at {signed_in.issuer}"
+    """The grant made under this resource metadata, or None and why the server is not the one signed in to."""
+    problems: dict[str, str | None] = {}
+    for issuer, grant in cached.grants.items():
+        problems[issuer] = grant_problem(prm, server_url, grant.resource, grant.issuer)
+        if problems[issuer] is None:
+            return grant, ""
+    latest = cached.latest()
+    assert latest is not None
+    return None, problems[latest.issuer] or ""
 
 
 def _legacy_grant(cached: ServerGrants) -> CachedTokens | None:
