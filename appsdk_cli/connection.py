@@ -173,41 +173,71 @@ def session(
 ) -> Iterator[McpClient]:
     """A connected client; a server we cannot reach becomes one line that says where we looked and why.
 
-    A protected server gets the caller's --token, else the cached token for it; when it answers 401
-    (and the caller allows a sign-in) appsdk signs in, caches the tokens and connects again. `challenge`:
-    a request already asked for a sign-in (or for more scopes), so sign in for it first.
+    A protected server gets the caller's --token, else the cached token for it, but only once the server
+    shows it is the resource that token was issued for (auth/release.py: up front, else in answer to its
+    401). When it answers 401 (and the caller allows a sign-in) appsdk signs in, caches the tokens and
+    connects again. `challenge`: a request already asked for a sign-in (or for more scopes), so sign in
+    for it first.
     """
     token = target.token
+    withheld: str | None = None
     if challenge is not None and may_sign_in(target):
         token = _sign_in(target, challenge)
     elif token is None and target.url is not None:
-        token = _cached_token(target)
-    for secret in (target.token, token):
-        if secret and hasattr(target.trace, "add_secret"):
-            target.trace.add_secret(secret)
+        token, withheld = _cached_token(target)
+    _hide(target, target.token, token)
 
     try:
         try:
             client = _connected(target, token)
         except AuthRequired as refused:
-            if not may_sign_in(target):
-                if target.token is None:
-                    refused.message += "; sign in with `appsdk call` (it opens the browser) or pass --token"
-                raise
-            if challenge is not None or not sign_in_on_connect:
-                raise  # signed in just now and still refused, or the caller signs in: it decides
-            token = _sign_in(target, refused)
-            if hasattr(target.trace, "add_secret"):
-                target.trace.add_secret(token)
-            client = _connected(target, token)
+            client = None
+            if withheld is not None:
+                # The server asks for a token: its challenge may show it is the one the cached sign-in is for.
+                token, withheld = _cached_token(target, refused)
+                _hide(target, token)
+                if token is not None:
+                    try:
+                        client = _connected(target, token)
+                    except AuthRequired as again:
+                        refused = again
+            if client is None:
+                client = _answer_challenge(target, refused, withheld, sign_in=challenge is None and sign_in_on_connect)
+                withheld = None  # said with the challenge's answer
     except ConnectError as problem:
         if target.url and target.source != "--url":
             problem.message = f"{problem.message} ({_SOURCE_HINTS.get(target.source, f'from {target.source}')})"
         raise
+    if withheld is not None and target.sign_in is not None:
+        target.sign_in(withheld)  # a server that never asked: it works without the sign-in, but say why
     try:
         yield client
     finally:
         client.transport.close()
+
+
+def _answer_challenge(target: Target, refused: AuthRequired, withheld: str | None, *, sign_in: bool) -> McpClient:
+    """A 401 no cached token answers: sign in (when allowed), else the refusal, saying why a sign-in was withheld."""
+    if withheld is not None and target.sign_in is not None:
+        target.sign_in(withheld)
+    if not may_sign_in(target):
+        if withheld is not None and target.sign_in is None:
+            refused.message += f"; {withheld}"
+        if target.token is None:
+            refused.message += "; sign in with `appsdk call` (it opens the browser) or pass --token"
+        raise refused
+    if not sign_in:
+        raise refused  # signed in just now and still refused, or the caller signs in: it decides
+    token = _sign_in(target, refused)
+    _hide(target, token)
+    return _connected(target, token)
+
+
+def _hide(target: Target, *secrets: str | None) -> None:
+    """Keep tokens out of the --trace output."""
+    for secret in secrets:
+        if secret and hasattr(target.trace, "add_secret"):
+            target.trace.add_secret(secret)
 
 
 def _connected(target: Target, token: str | None) -> McpClient:
@@ -247,19 +277,27 @@ def signed_in(target: Target, work: Callable[[McpClient], T]) -> T:
 
 
 def token_for(target: Target) -> str | None:
-    """The token a request outside the session should carry (the era probe): --token, else the cached one."""
+    """The token a request outside the session should carry (the era probe): --token, else the cached one
+    if the server shows it is the one it was issued for."""
     if target.token is not None or target.url is None:
         return target.token
-    return _cached_token(target)
+    return _cached_token(target)[0]
 
 
-def _cached_token(target: Target) -> str | None:
-    """The cached sign-in for the target's server, refreshed if it has run out; None if there is none."""
+def _cached_token(target: Target, challenge: AuthRequired | None = None) -> tuple[str | None, str | None]:
+    """The cached sign-in the target's server may have, refreshed if it has run out, or why it may not:
+    (token, None), (None, why), or (None, None) when there is none."""
     from appsdk_cli.auth import tokens
 
     assert target.url is not None
     if not tokens.cache_path(target.url).exists():
-        return None  # most servers: no sign-in, and the OAuth client need not even load
-    from appsdk_cli.auth import client as oauth
+        return None, None  # most servers: no sign-in, and the OAuth client need not even load
+    from appsdk_cli.auth import release
 
-    return oauth.usable_token(target.url, timeout=target.timeout)
+    answer = release.cached_token(
+        target.url,
+        timeout=target.timeout,
+        resource_metadata=challenge.resource_metadata if challenge else None,
+        challenged=challenge is not None,
+    )
+    return answer.token, answer.withheld

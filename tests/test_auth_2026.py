@@ -43,11 +43,12 @@ BROWSER = f"{sys.executable} {INTEROP / 'scripted_browser.py'} %s"
 
 class Loopback:
     """A real HTTP server on 127.0.0.1 (in a thread): `routes` maps "GET /path" to a function of the
-    request giving (status, headers, body); every request is logged."""
+    request giving (status, headers, body); every request is logged. `port`: a given one (0: any free one)."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.routes: dict[str, Any] = {}
         self.log: list[str] = []
+        self.headers: list[dict[str, str]] = []  # each request's, in the order of `log`
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -56,6 +57,7 @@ class Loopback:
                 body = self.rfile.read(length) if length else b""
                 path = urlsplit(self.path).path
                 owner.log.append(f"{method} {path}")
+                owner.headers.append({name.lower(): value for name, value in self.headers.items()})
                 route = owner.routes.get(f"{method} {path}")
                 status, headers, payload = route(self, body) if route else (404, {}, b"not here")
                 if isinstance(payload, dict | list):
@@ -77,7 +79,7 @@ class Loopback:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.origin = f"http://127.0.0.1:{self._server.server_port}"
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import RunningServer, appsdk, free_port, serve, stop
 
 from appsdk_cli import httpguard
-from appsdk_cli.auth.client import AuthServerUnreachable, revoke, usable_token
+from appsdk_cli.auth.client import AuthServerUnreachable, refresh, revoke
 from appsdk_cli.auth.tokens import CachedTokens, load, save
 
 HOSTILE = Path(__file__).resolve().parent / "hostile.py"
@@ -188,7 +188,7 @@ def test_refresh_against_a_dripping_token_endpoint_ends_on_time_and_keeps_the_gr
     save(server_url, _expired_grant(f"http://127.0.0.1:{hostile.port}/drip-token"), tmp_path)
     started = time.monotonic()
     with pytest.raises(AuthServerUnreachable) as raised:
-        usable_token(server_url, timeout=1.5, root=tmp_path)
+        refresh(server_url, load(server_url, root=tmp_path), timeout=1.5, root=tmp_path)
     assert time.monotonic() - started < 6
     assert "your sign-in is kept" in str(raised.value)
     assert "refresh-secret" not in str(raised.value)
@@ -199,7 +199,7 @@ def test_refresh_against_a_dripping_token_endpoint_ends_on_time_and_keeps_the_gr
 def test_a_refused_refresh_token_is_dropped(hostile, tmp_path):
     server_url = "http://127.0.0.1:9/mcp"
     save(server_url, _expired_grant(f"http://127.0.0.1:{hostile.port}/refuse-token"), tmp_path)
-    assert usable_token(server_url, timeout=5, root=tmp_path) is None
+    assert refresh(server_url, load(server_url, root=tmp_path), timeout=5, root=tmp_path) is None
     assert load(server_url, root=tmp_path) is None
 
 

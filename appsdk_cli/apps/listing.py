@@ -65,12 +65,13 @@ def list_app(app: RegisteredApp, timeout: float) -> Listing:
     """Connect to the app's server, as a host does, and take every page of tools/list.
 
     A protected server gets the token given with `apps add --token`, else the cached sign-in for its
-    URL (refreshed if it ran out); without either, its 401 says how to get one."""
+    URL (refreshed if it ran out) once it shows it is the server signed in to; without either, its 401
+    says how to get one."""
     from appsdk_cli.apps import tokens
-    from appsdk_cli.auth import client as oauth
+    from appsdk_cli.auth import release
     from appsdk_cli.client import AuthRequired, connect
 
-    token = tokens.load(default_home(), app.url) or oauth.usable_token(app.url, timeout=timeout)
+    token = tokens.load(default_home(), app.url) or release.cached_token(app.url, timeout=timeout).token
     try:
         with connect(app.url, timeout=timeout, token=token) as client:
             tools = client.list_tools()

@@ -39,6 +39,7 @@ from appsdk_cli import httpguard
 from appsdk_cli.auth.callback import CallbackListener, open_in_browser
 from appsdk_cli.auth.discovery import (
     authorization_server_metadata,
+    grant_problem,
     legacy_metadata,
     origin_of,
     protected_resource_metadata,
@@ -62,19 +63,7 @@ __all__ = [
     "refresh",
     "revoke",
     "sign_in",
-    "usable_token",
 ]
-
-
-def usable_token(server_url: str, *, timeout: float, root: Path | None = None) -> str | None:
-    """A cached access token for this server (from the issuer used last), refreshed if it has run out."""
-    cached = load(server_url, root=root)
-    if cached is None:
-        return None
-    if cached.fresh():
-        return cached.access_token
-    refreshed = refresh(server_url, cached, timeout=timeout, root=root)
-    return refreshed.access_token if refreshed else None
 
 
 def refresh(server_url: str, cached: CachedTokens, *, timeout: float, root: Path | None = None) -> CachedTokens | None:
@@ -205,6 +194,7 @@ def sign_in(
         client_secret=client.secret,
         auth_method=client.method,
         revocation_endpoint=metadata.get("revocation_endpoint"),
+        resource_metadata=prm_url,
     )
     tokens = _cached(base, reply, scopes)
     save(server_url, tokens, root)
@@ -290,6 +280,7 @@ def _cached(base: CachedTokens, answer: dict[str, Any], asked: list[str]) -> Cac
         client_secret=base.client_secret,
         auth_method=base.auth_method,
         revocation_endpoint=base.revocation_endpoint,
+        resource_metadata=base.resource_metadata,
     )
 
 
@@ -308,6 +299,22 @@ def revoke(cached: CachedTokens, *, timeout: float) -> bool:
         return False
 
 
+def _may_revoke(server_url: str, cached: CachedTokens, timeout: float) -> bool:
+    """Whether the revocation, which carries the refresh token, may go where the grant says.
+
+    To an issuer on another origin, yes. To one on the server's own origin (`appsdk dev`'s) only while the
+    server there shows the resource metadata the grant was made under, as release.py asks before any
+    cached token is sent: whatever took the port since must not collect the refresh token."""
+    if not cached.revocation_endpoint or origin_of(cached.revocation_endpoint) != origin_of(server_url):
+        return True
+    try:
+        with httpguard.httpx_client(timeout, follow_redirects=False) as http:
+            prm, _ = protected_resource_metadata(http, server_url, None)
+    except SignInError:
+        return False
+    return grant_problem(prm, server_url, cached.resource, cached.issuer) is None
+
+
 @dataclass(frozen=True)
 class LoggedOut:
     server: str
@@ -323,7 +330,8 @@ def logout(server_url: str | None, *, timeout: float, root: Path | None = None) 
     done = []
     for cached in servers:
         for issuer, tokens in cached.grants.items():
-            done.append(LoggedOut(cached.server, issuer, revoke(tokens, timeout=timeout)))
+            revoked = _may_revoke(cached.server, tokens, timeout) and revoke(tokens, timeout=timeout)
+            done.append(LoggedOut(cached.server, issuer, revoked))
         forget(cached.server, root=root)
     if server_url is None:
         from appsdk_cli.auth.tokens import forget_everything

@@ -7,15 +7,18 @@
   `client_id` that is an https URL (http on loopback, for tests) names a JSON document the server fetches,
   checks (its `client_id` is its own URL, its redirect URIs pass the rule above, its auth method is
   `none` or `private_key_jwt` with keys) and keeps for as long as the document's cache headers allow.
+  Any web page can make the server fetch a URL this way, so it fetches only plausible ones, bounded in
+  size, time and rate, and says why a document is refused without quoting it.
 - `private_key_jwt` (RFC 7523 §2.2): the client signs an assertion with a key its document publishes
-  (`jwks` inline or `jwks_uri`); the server checks signature, `iss` = `sub` = client_id, `aud`, expiry and
-  that the assertion is not replayed.
+  (`jwks` inline or `jwks_uri`); the server checks signature, `iss` = `sub` = client_id, `aud`, expiry (no
+  more than five minutes ahead) and that the assertion is not replayed.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +34,12 @@ FETCH_SECONDS = 5.0
 DEFAULT_CACHE_SECONDS = 300  # a document that says nothing about caching
 MAX_CACHE_SECONDS = 24 * 3600
 MAX_CACHED_DOCUMENTS = 256
+MAX_ASSERTION_SECONDS = 300  # how far ahead a client assertion's exp may be
+ASSERTION_LEEWAY = 30  # clock skew allowed between the client and this server
+MAX_CLIENT_NAME = 100
+# Fetches (not cache hits) of client documents and key sets, all clients together, per window.
+MAX_FETCHES = 30
+FETCH_WINDOW = 60.0
 # Schemes that are not an app's own: landing there runs, reads or sends something instead of opening an app.
 NOT_PRIVATE_USE = frozenset(
     {"javascript", "data", "file", "vbscript", "about", "blob", "filesystem", "view-source"}
@@ -67,13 +76,41 @@ def is_metadata_document_url(client_id: str) -> bool:
 
 
 def _url_problem(url: str, loopback_http: bool) -> str | None:
-    parts = urlsplit(url)
+    """Why the server will not fetch this URL for a client (a client_id or a jwks_uri), or None when it will.
+
+    Anyone can make the server fetch one (an `<img>` pointing at /authorize, on any site), so only a
+    plausible client's document is fetched: https to a public host (a name, or a global address), or
+    plain http to this machine while the server itself is on loopback (for local clients and tests);
+    never with user info, a query, a fragment or dot segments (draft-ietf-oauth-client-id-metadata-document
+    §3). The refusal names only the URL the caller gave, never anything fetched."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018 -- raises ValueError on a malformed port
+    except ValueError:
+        return f"{url} is not a URL"
+    if "@" in parts.netloc or parts.query or parts.fragment:
+        return f"{url}: a client document URL has no user info, query or fragment"
+    if any(segment in (".", "..") for segment in parts.path.split("/")):
+        return f"{url}: a client document URL has no . or .. segments"
     if parts.scheme == "https":
-        return None
+        return None if _public_host(host) else f"{url}: https client documents are fetched from public hosts only"
     if is_loopback_url(url):
         # Only while the server itself is on loopback: behind a tunnel anyone could make it fetch local ports.
         return None if loopback_http else f"{url}: a tunnelled server fetches client documents over https only"
     return f"{url}: a client metadata document must be served over https (http only on loopback)"
+
+
+def _public_host(host: str) -> bool:
+    """A host name with a dot (not localhost's), or a global IP address: not this machine, not its network."""
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host).is_global
+    except ValueError:
+        pass
+    name = host.rstrip(".").lower()
+    return "." in name and not name.endswith((".localhost", ".local", ".internal", ".home.arpa"))
 
 
 def cache_seconds(headers: Any) -> float:
@@ -107,7 +144,11 @@ class _Cached:
 
 
 class DocumentCache:
-    """Client metadata documents and JWK sets, fetched on demand and kept as their headers allow."""
+    """Client metadata documents and JWK sets, fetched on demand and kept as their headers allow.
+
+    Bounded the way a fetch anyone can trigger must be: each fetch in size and in total time, and all of
+    them together to MAX_FETCHES per FETCH_WINDOW seconds (cache hits are free). A refusal says what the
+    document must be, never what was fetched: the server is no oracle for what answers at a URL."""
 
     def __init__(
         self, clock: Callable[[], float] = time.time, loopback_http: Callable[[], bool] = lambda: True
@@ -115,6 +156,7 @@ class DocumentCache:
         self._clock = clock
         self._loopback_http = loopback_http
         self._documents: dict[str, _Cached] = {}
+        self._fetched: deque[float] = deque()  # when the last fetches started, for the rate limit
 
     async def fetch_json(self, url: str, what: str) -> dict[str, Any]:
         problem = _url_problem(url, self._loopback_http())
@@ -124,32 +166,35 @@ class DocumentCache:
         cached = self._documents.get(url)
         if cached is not None and cached.expires_at > now:
             return cached.value
+        while self._fetched and self._fetched[0] <= now - FETCH_WINDOW:
+            self._fetched.popleft()
+        if len(self._fetched) >= MAX_FETCHES:
+            raise ClientRefused(f"too many client documents fetched in the last minute; try the {what} again shortly")
+        self._fetched.append(now)
+        unusable = ClientRefused(
+            f"cannot use the {what} at {url}: it must answer 200, without a redirect, within {FETCH_SECONDS:.0f} s, "
+            f"with a JSON object of at most {MAX_DOCUMENT_BYTES // 1024} KB"
+        )
+        import asyncio
+
         import httpx
 
         try:
-            # No redirects: the document must be at the URL that is its client_id.
-            async with (
-                httpx.AsyncClient(timeout=FETCH_SECONDS, follow_redirects=False) as http,
-                http.stream("GET", url, headers={"Accept": "application/json"}) as response,
-            ):
-                body = b""
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_DOCUMENT_BYTES:
-                        raise ClientRefused(f"the {what} at {url} is larger than {MAX_DOCUMENT_BYTES} bytes")
-        except httpx.HTTPError as error:
-            raise ClientRefused(f"cannot fetch the {what} at {url}: {type(error).__name__}") from None
-        if response.status_code != 200:
-            raise ClientRefused(f"the {what} at {url} answered HTTP {response.status_code}")
+            # One deadline for the whole fetch: httpx's timeout is per read, which a dripping server outlasts.
+            status, headers, body = await asyncio.wait_for(_download(url), FETCH_SECONDS)
+        except (TimeoutError, _TooLarge, httpx.HTTPError, ValueError, OSError):
+            raise unusable from None
+        if status != 200:
+            raise unusable
         import json
 
         try:
             value = json.loads(body)
         except ValueError:
-            raise ClientRefused(f"the {what} at {url} is not JSON") from None
+            raise unusable from None
         if not isinstance(value, dict):
-            raise ClientRefused(f"the {what} at {url} is not a JSON object")
-        keep = cache_seconds(response.headers)
+            raise unusable
+        keep = cache_seconds(headers)
         self._documents.pop(url, None)
         if keep > 0:
             self._documents[url] = _Cached(value, now + keep)
@@ -166,38 +211,65 @@ class DocumentCache:
         return len(self._documents)
 
 
+class _TooLarge(Exception):
+    pass
+
+
+async def _download(url: str) -> tuple[int, Any, bytes]:
+    """(status, headers, body) of a GET, reading no more than MAX_DOCUMENT_BYTES."""
+    import httpx
+
+    # No redirects: the document must be at the URL that is its client_id.
+    async with (
+        httpx.AsyncClient(timeout=FETCH_SECONDS, follow_redirects=False) as http,
+        http.stream("GET", url, headers={"Accept": "application/json"}) as response,
+    ):
+        body = b""
+        if response.status_code == 200:
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_DOCUMENT_BYTES:
+                    raise _TooLarge
+        return response.status_code, response.headers, body
+
+
 async def metadata_document_client(cache: DocumentCache, client_id: str, scopes: tuple[str, ...]) -> Any:
     """The client a metadata document describes, as mcp's client record; ClientRefused says what is wrong."""
     from mcp.shared.auth import OAuthClientInformationFull
     from pydantic import ValidationError
 
     document = await cache.fetch_json(client_id, "client metadata document")
+    # Each refusal says what the document must be, quoting none of it: whoever names a URL as client_id
+    # must not learn what answers there.
     where = f"the client metadata document at {client_id}"
     if document.get("client_id") != client_id:
-        raise ClientRefused(f"{where} names client_id {document.get('client_id')!r}, not its own URL")
+        raise ClientRefused(f"{where}: its client_id is not its own URL")
     uris = document.get("redirect_uris")
     if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
-        raise ClientRefused(f"the client metadata document at {client_id} lists no redirect_uris")
-    for uri in uris:
-        problem = redirect_uri_problem(uri)
-        if problem:
-            raise ClientRefused(f"the client metadata document at {client_id}: {problem}")
+        raise ClientRefused(f"{where} lists no redirect_uris")
+    if any(redirect_uri_problem(uri) for uri in uris):
+        raise ClientRefused(
+            f"{where} lists a redirect URI that may not receive codes: each must be https, http on loopback, "
+            "or an app's private-use scheme, without a fragment"
+        )
     method = document.get("token_endpoint_auth_method", "none")
     if method not in CIMD_AUTH_METHODS:
         raise ClientRefused(
-            f"the client metadata document at {client_id} asks for {method!r}; "
-            f"a metadata-document client uses {' or '.join(CIMD_AUTH_METHODS)} (it has no shared secret)"
+            f"{where} asks for another token_endpoint_auth_method than "
+            f"{' or '.join(CIMD_AUTH_METHODS)}, which a metadata-document client uses (it has no shared secret)"
         )
     if method == "private_key_jwt" and not (isinstance(document.get("jwks"), dict) or document.get("jwks_uri")):
         raise ClientRefused(f"{where} uses private_key_jwt but has no jwks or jwks_uri")
     if any(k in document for k in ("client_secret", "client_secret_expires_at")):
-        raise ClientRefused(f"the client metadata document at {client_id} carries a client_secret; it must not")
+        raise ClientRefused(f"{where} carries a client_secret; it must not")
     grant_types = document.get("grant_types") or ["authorization_code", "refresh_token"]
     asked = str(document.get("scope") or "").split()
+    name = document.get("client_name")
     try:
         return OAuthClientInformationFull(
             client_id=client_id,
-            client_name=document.get("client_name") if isinstance(document.get("client_name"), str) else None,
+            # Shown on the consent page as the document's own claim; a name, not a page.
+            client_name=name[:MAX_CLIENT_NAME] if isinstance(name, str) else None,
             redirect_uris=uris,
             token_endpoint_auth_method=method,
             grant_types=grant_types,
@@ -208,9 +280,8 @@ async def metadata_document_client(cache: DocumentCache, client_id: str, scopes:
             application_type=document.get("application_type"),
         )
     except ValidationError as problem:
-        first = problem.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        raise ClientRefused(f"the client metadata document at {client_id}: {where}: {first.get('msg')}") from None
+        field_name = next(iter(problem.errors()[0].get("loc", ())), "a field")
+        raise ClientRefused(f"{where}: its {field_name} is not valid") from None
 
 
 class AssertionVerifier:
@@ -243,7 +314,7 @@ class AssertionVerifier:
                     algorithms=[a for a in ASSERTION_ALGORITHMS if a == header.get("alg")],
                     audience=audiences,
                     options={"require": ["iss", "sub", "aud", "exp", "jti"]},
-                    leeway=30,
+                    leeway=ASSERTION_LEEWAY,
                 )
                 break
             except jwt.ExpiredSignatureError:
@@ -259,6 +330,12 @@ class AssertionVerifier:
         if claims["iss"] != client.client_id or claims["sub"] != client.client_id:
             raise ClientRefused("the client assertion's iss and sub must both be the client_id")
         now = self._clock()
+        # An assertion is made for one request: one that lives for years is a stolen credential's best friend
+        # (and its jti would have to be remembered for as long).
+        if float(claims["exp"]) > now + MAX_ASSERTION_SECONDS + ASSERTION_LEEWAY:
+            raise ClientRefused(
+                f"the client assertion lives too long: its exp may be at most {MAX_ASSERTION_SECONDS} s from now"
+            )
         for jti in [j for j, exp in self._seen.items() if exp < now - 60]:
             del self._seen[jti]
         jti = str(claims["jti"])

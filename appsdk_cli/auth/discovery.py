@@ -1,7 +1,8 @@
 """Discovery: from the server connected to, to its authorization server's metadata, checked on the way.
 
 - Protected Resource Metadata (RFC 9728): the challenge's URL, else the path-based, else the root
-  well-known URL; its `resource` must be the server connected to (§3.3), which `resource_problem` says.
+  well-known URL; its `resource` must be the server connected to (§3.3), which `resource_problem` says,
+  and before a cached grant goes anywhere, the one it was made under (`grant_problem`).
 - Authorization server metadata (RFC 8414) at the well-known URLs for an issuer; a document that names
   another issuer is refused (§3.3).
 - MCP 2025-03-26's legacy rule for a server with no resource metadata: its origin is its authorization
@@ -37,6 +38,24 @@ def resource_problem(resource: Any, server_url: str) -> str | None:
     if same_origin and not left.query and (own == asked or asked.startswith(own + "/")):
         return None
     return f"it says it is {resource}"
+
+
+def grant_problem(prm: dict[str, Any], server_url: str, resource: str, issuer: str) -> str | None:
+    """Why the server at `server_url`, showing this resource metadata, is not the one a grant for
+    `resource` from `issuer` was made with; None when it shows the same resource and names that issuer."""
+    from appsdk_cli.auth.tokens import server_key
+
+    said = prm.get("resource")
+    problem = resource_problem(said, server_url)
+    if problem:
+        return f"its resource metadata {problem}"
+    listed = prm.get("authorization_servers")
+    issuers = [s for s in listed if isinstance(s, str)] if isinstance(listed, list) else []
+    # Issuers compare exactly (RFC 8414), but for the trailing slash URL libraries add to a path-less one.
+    if server_key(str(said)) == server_key(resource) and issuer.rstrip("/") in [s.rstrip("/") for s in issuers]:
+        return None
+    named = ", ".join(issuers) if issuers else "no authorization server"
+    return f"it names {named}; you signed in at {issuer}"
 
 
 def _default_port(scheme: str) -> int | None:

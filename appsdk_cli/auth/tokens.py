@@ -41,6 +41,9 @@ class CachedTokens:
     auth_method: str = "none"  # token_endpoint_auth_method
     revocation_endpoint: str | None = None
     saved_at: float = 0.0
+    # Where the server's resource metadata was read at sign-in ("" when it had none, MCP 2025-03-26; None in
+    # caches from before it was kept): the server must show it again before the token is sent (release.py).
+    resource_metadata: str | None = None
 
     def fresh(self) -> bool:
         return self.expires_at is None or self.expires_at > time.time() + EXPIRY_MARGIN

@@ -161,18 +161,25 @@ class AuthForwarder:
         self._next_id = 0
 
     def wrap(self, app: ASGIApp, security: Any) -> ASGIApp:
+        from appsdk_cli.auth.server import never_framed
+
         checker = TransportSecurityMiddleware(security)
 
-        async def routed(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] != "http" or scope["path"] not in self._paths:
-                await app(scope, receive, send)
-                return
+        # Its refusals too are the authorization server's pages: none may be framed.
+        @never_framed
+        async def authorization_server(scope: Scope, receive: Receive, send: Send) -> None:
             # The same DNS-rebinding protection as /mcp: a page on a foreign name must not sign anyone in.
             rejected = await checker.validate_request(Request(scope, receive), is_post=False)
             if rejected is not None:
                 await rejected(scope, receive, send)
             else:
                 await self._forward(scope, receive, send)
+
+        async def routed(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http" or scope["path"] not in self._paths:
+                await app(scope, receive, send)
+                return
+            await authorization_server(scope, receive, send)
 
         return closing_connections(routed)
 

@@ -22,7 +22,7 @@ One module per concept: `config` (what `[tool.appsdk.auth]` asks for, and where 
 app over the provider, its client authentication and the requests a worker forwards).
 """
 
-from appsdk_cli.auth.server.app import AUTH_PATHS, MAX_BODY, DevAuthServer, call_asgi, json_error
+from appsdk_cli.auth.server.app import AUTH_PATHS, MAX_BODY, DevAuthServer, call_asgi, json_error, never_framed
 from appsdk_cli.auth.server.config import DEFAULT_USERS, AuthConfig, auth_config, refuse_exposed
 from appsdk_cli.auth.server.provider import (
     CLIENT_IDLE_SECONDS,
@@ -49,6 +49,7 @@ __all__ = [
     "auth_config",
     "call_asgi",
     "json_error",
+    "never_framed",
     "refuse_exposed",
     "same_resource",
 ]

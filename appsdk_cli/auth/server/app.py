@@ -197,7 +197,7 @@ class DevAuthServer(DevAuthProvider):
             Route("/introspect", introspect, methods=["POST"]),
             Route("/revoke", revoke, methods=["POST"]),
         ]
-        return Starlette(routes=routes)
+        return never_framed(Starlette(routes=routes))
 
     def _resource_server(self, header: str) -> bool:
         if not header.lower().startswith("basic "):
@@ -273,6 +273,35 @@ class _ClientAuthenticator(_client_authenticator_base()):  # type: ignore[misc]
         return client
 
 
+# On every answer, pages and errors alike: a page of this server inside another site's frame is one click
+# from granting a token (clickjacking), and none of its pages runs a script or loads anything but its style.
+NEVER_FRAMED = (
+    (
+        "content-security-policy",
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
+    ),
+    ("x-frame-options", "DENY"),
+    ("x-content-type-options", "nosniff"),
+)
+
+
+def never_framed(app: Callable[..., Any]) -> Callable[..., Any]:
+    """`app`, its every response carrying NEVER_FRAMED (in place of any value the handler set)."""
+    names = {name.encode() for name, _ in NEVER_FRAMED}
+    added = [(name.encode(), value.encode()) for name, value in NEVER_FRAMED]
+
+    async def guarded(scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        async def send_guarded(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
+                message = {**message, "headers": kept + added}
+            await send(message)
+
+        await app(scope, receive, send_guarded if scope["type"] == "http" else send)
+
+    return guarded
+
+
 async def call_asgi(app: Callable[..., Any], request: dict[str, Any]) -> dict[str, Any]:
     """Run one HTTP request through an ASGI app, in memory."""
     body = base64.b64decode(request.get("body", ""))
@@ -313,4 +342,5 @@ async def call_asgi(app: Callable[..., Any], request: dict[str, Any]) -> dict[st
 
 def json_error(message: str) -> dict[str, Any]:
     body = json.dumps({"error": "server_error", "error_description": message}).encode()
-    return {"status": 500, "headers": [("content-type", "application/json")], "body": base64.b64encode(body).decode()}
+    headers = [("content-type", "application/json"), *NEVER_FRAMED]
+    return {"status": 500, "headers": headers, "body": base64.b64encode(body).decode()}
