@@ -1,0 +1,87 @@
+"""The one bound on every walk through a JSON Schema that came from a server or a file.
+
+Following `$ref` can turn a few kilobytes into an exponential tree: 40 `$defs`, each an `anyOf` of two
+refs to the next, expand to 2^40 nodes, and a walker that does not remember what it has seen never
+ends. So each walker memoises what it can (by node, or by pair of nodes for a comparison), and all of
+them spend a Budget: a number of steps, and the command's deadline when it has a `--timeout`. Past
+either, `TooComplex`, which the caller shows as a "cannot tell" in one line. The budget is far above
+what a real schema needs (a pydantic model of a few hundred fields takes a few thousand steps).
+
+jsonschema walks schemas too (validating a value); `bounded_validator` makes it spend the same budget.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+MAX_STEPS = 50_000  # schema nodes visited or compared (or jsonschema keywords): about a second at most
+MAX_VALIDATION_STEPS = 200_000  # keywords jsonschema evaluates to check one value: large outputs are honest
+_CLOCK_EVERY = 256  # steps between two looks at the clock
+
+
+class TooComplex(Exception):
+    """A schema walk went past its budget; `str()` says which bound, e.g. "more than 100000 steps"."""
+
+
+@dataclass
+class Budget:
+    """Steps left for one command's schema walks, and the monotonic deadline it must finish by (if any)."""
+
+    steps: int = MAX_STEPS
+    deadline: float | None = None
+    spent: int = 0
+
+    @classmethod
+    def within(cls, timeout: float | None, steps: int = MAX_STEPS) -> Budget:
+        """A budget that also ends `timeout` seconds from now (None: steps only)."""
+        return cls(steps=steps, deadline=None if timeout is None else time.monotonic() + timeout)
+
+    def spend(self, steps: int = 1) -> None:
+        before = self.spent
+        self.spent += steps
+        if self.spent > self.steps:
+            raise TooComplex(f"more than {self.steps} steps to expand")
+        looks = before // _CLOCK_EVERY != self.spent // _CLOCK_EVERY
+        if looks and self.deadline is not None and time.monotonic() > self.deadline:
+            raise TooComplex("it took longer than the --timeout")
+
+
+def pointer(root: Any, ref: str) -> Any:
+    """The node a local `$ref` ("#", "#/$defs/X", with ~0 and ~1 escapes) names in `root`, or None."""
+    if ref == "#":
+        return root
+    if not ref.startswith("#/"):
+        return None
+    node = root
+    for raw in ref[2:].split("/"):
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def bounded_validator(schema: dict[str, Any], budget: Budget) -> Any:
+    """A jsonschema validator for `schema` (its own dialect, 2020-12 when unsaid) whose every keyword
+    spends `budget`: `iter_errors` raises TooComplex instead of running for ever on an anyOf bomb."""
+    from jsonschema.validators import Draft202012Validator, extend, validator_for
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an unknown $schema falls back to 2020-12, without a warning
+        base = validator_for(schema, default=Draft202012Validator)
+
+    def counted(check: Any) -> Any:
+        def run(validator: Any, value: Any, instance: Any, node: Any) -> Any:
+            budget.spend()
+            yield from check(validator, value, instance, node) or ()
+
+        return run
+
+    bounded = extend(base, {keyword: counted(check) for keyword, check in base.VALIDATORS.items()})
+    return bounded(schema)
