@@ -17,8 +17,13 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-MAX_STEPS = 50_000  # schema nodes visited or compared (or jsonschema keywords): about a second at most
-MAX_VALIDATION_STEPS = 200_000  # keywords jsonschema evaluates to check one value: large outputs are honest
+MAX_STEPS = 50_000  # schema nodes visited or compared: well under a second
+# jsonschema checking one value: a keyword is a step, a $ref (a lookup and a new scope) four. Half a
+# second of an honest large output; a bomb's steps cost more (each anyOf keeps its branches' errors), so
+# validation also stops after VALIDATION_SECONDS.
+MAX_VALIDATION_STEPS = 50_000
+VALIDATION_SECONDS = 2.0
+_REFERENCES = frozenset({"$ref", "$dynamicRef", "$recursiveRef"})
 _CLOCK_EVERY = 256  # steps between two looks at the clock
 
 
@@ -32,21 +37,28 @@ class Budget:
 
     steps: int = MAX_STEPS
     deadline: float | None = None
+    seconds: float | None = None  # what the deadline was, for the message
     spent: int = 0
 
     @classmethod
     def within(cls, timeout: float | None, steps: int = MAX_STEPS) -> Budget:
         """A budget that also ends `timeout` seconds from now (None: steps only)."""
-        return cls(steps=steps, deadline=None if timeout is None else time.monotonic() + timeout)
+        if timeout is None:
+            return cls(steps=steps)
+        return cls(steps=steps, deadline=time.monotonic() + timeout, seconds=timeout)
+
+    @classmethod
+    def for_validation(cls) -> Budget:
+        return cls.within(VALIDATION_SECONDS, MAX_VALIDATION_STEPS)
 
     def spend(self, steps: int = 1) -> None:
         before = self.spent
         self.spent += steps
         if self.spent > self.steps:
-            raise TooComplex(f"more than {self.steps} steps to expand")
+            raise TooComplex(f"more than {self.steps} steps")
         looks = before // _CLOCK_EVERY != self.spent // _CLOCK_EVERY
         if looks and self.deadline is not None and time.monotonic() > self.deadline:
-            raise TooComplex("it took longer than the --timeout")
+            raise TooComplex(f"it took longer than {self.seconds or 0:g} s")
 
 
 def pointer(root: Any, ref: str) -> Any:
@@ -76,12 +88,15 @@ def bounded_validator(schema: dict[str, Any], budget: Budget) -> Any:
         warnings.simplefilter("ignore")  # an unknown $schema falls back to 2020-12, without a warning
         base = validator_for(schema, default=Draft202012Validator)
 
-    def counted(check: Any) -> Any:
+    def counted(check: Any, cost: int) -> Any:
         def run(validator: Any, value: Any, instance: Any, node: Any) -> Any:
-            budget.spend()
+            budget.spend(cost)
             yield from check(validator, value, instance, node) or ()
 
         return run
 
-    bounded = extend(base, {keyword: counted(check) for keyword, check in base.VALIDATORS.items()})
+    counted_checks = {
+        keyword: counted(check, 4 if keyword in _REFERENCES else 1) for keyword, check in base.VALIDATORS.items()
+    }
+    bounded = extend(base, counted_checks)
     return bounded(schema)

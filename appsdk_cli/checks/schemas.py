@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from appsdk_cli.checks.model import Finding, Rule, Severity, resource_target, tool_target
+from appsdk_cli.schemawalk import Budget, bounded_validator
 from appsdk_cli.snapshot.model import Snapshot
 
 INPUT_SCHEMA_INVALID = Rule(
@@ -71,11 +72,13 @@ def schema_problem(schema: Any) -> str | None:
 
 
 def instance_problem(schema: dict[str, Any], instance: Any) -> str | None:
-    """Why `instance` does not match the (valid) `schema`, or None; the best-matching error only."""
+    """Why `instance` does not match the (valid) `schema`, or None; the best-matching error only.
+
+    Raises TooComplex when checking takes more than schemawalk's budget (an anyOf bomb, say)."""
     from jsonschema.exceptions import best_match
     from referencing.exceptions import Unresolvable
 
-    validator = _validator_class(schema)(schema)
+    validator = bounded_validator(schema, Budget.for_validation())
     try:
         error = best_match(validator.iter_errors(instance))
     except Unresolvable as problem:
