@@ -28,7 +28,7 @@ _CLOCK_EVERY = 256  # steps between two looks at the clock
 
 
 class TooComplex(Exception):
-    """A schema walk went past its budget; `str()` says which bound, e.g. "more than 100000 steps"."""
+    """A schema walk went past its budget; `str()` says which bound, e.g. "more than 50000 steps"."""
 
 
 @dataclass
