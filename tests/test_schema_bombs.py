@@ -182,3 +182,39 @@ def test_types_of_a_schema_nested_hundreds_deep_are_unknown_below_a_bound():
         schema = {"type": "object", "properties": {"a": schema}}
     text = typescript([{"name": "nested", "outputSchema": json.loads(json.dumps(schema))}])
     assert "a?: unknown;" in text
+
+
+# --- the workbench in a real browser ---------------------------------------------------------------------
+
+
+def test_the_workbench_draws_hostile_forms_at_once_and_runs_the_bomb(browser, bombs):
+    from appsdk_cli.connection import Target
+    from appsdk_cli.workbench import Workbench
+
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        with Workbench(Target(url=bombs.url)) as bench:
+            page.goto(bench.url)
+            page.wait_for_function("() => window.appsdkWorkbench && window.appsdkWorkbench.ready")
+            page.click('#tool-list .tool-item[data-tool="wide"]', timeout=10_000)  # 10^8 fields unbounded
+            note = page.locator("#form-pane").get_by_text("Too many fields to draw: type this part as JSON.")
+            assert note.first.is_visible(timeout=10_000)
+            assert page.locator("#form-pane .field").count() < 1000
+            page.click('#tool-list .tool-item[data-tool="bomb"]', timeout=10_000)
+            page.click("#tab-json")
+            page.fill("#json-editor", '{"q": "hi"}')
+            page.click("#run-button")
+            page.wait_for_function(
+                "() => { const runs = window.appsdkWorkbench.runs();"
+                " return runs.length && runs[0].status !== 'running'; }",
+                timeout=20_000,
+            )
+            run = page.evaluate("() => window.appsdkWorkbench.runs()[0]")
+            assert run["status"] == "done", run
+            assert run["arguments"] == {"q": "hi"}
+    finally:
+        context.close()
+    assert not errors, f"the workbench page threw: {errors}"
