@@ -51,6 +51,8 @@ def parameters(input_schema: dict[str, Any] | None, *, budget: Budget | None = N
             unknown = None
         except TooComplex as problem:
             types, enum, unknown = (), None, f"its schema is too complex ({problem})"
+        except RecursionError:
+            types, enum, unknown = (), None, "its schema is nested too deeply"
         description = walk.description(prop)
         found.append(Parameter(str(name), types, name in required, enum, description, unknown))
     return found

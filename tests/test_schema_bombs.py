@@ -218,3 +218,19 @@ def test_the_workbench_draws_hostile_forms_at_once_and_runs_the_bomb(browser, bo
     finally:
         context.close()
     assert not errors, f"the workbench page threw: {errors}"
+
+
+def test_a_schema_nested_past_the_stack_is_one_line_everywhere():
+    from appsdk_cli.checks.schemas import instance_problem, schema_problem
+    from appsdk_cli.schemawalk import TooComplex
+
+    node: dict = {"type": "string"}
+    for _ in range(420):  # about as deep as JSON parses
+        node = {"anyOf": [node, {"type": "null"}]}
+    schema = json.loads(json.dumps({"type": "object", "properties": {"x": node}}))
+    assert schema_problem(schema) == "is nested too deeply to check (hosts that walk it fail too)"
+    with pytest.raises(TooComplex, match="nested too deeply"):
+        instance_problem(schema, {"x": 1})
+    assert argument_problems(schema, {"x": 1}) == []
+    assert [g.certain for g in gaps(schema, {"type": "object", "properties": {"x": {"type": "integer"}}})] == [False]
+    assert parameters(schema)[0].types == ("string", "null")  # memoised, it fits in the stack
