@@ -41,7 +41,8 @@ def parameters(input_schema: dict[str, Any] | None, *, budget: Budget | None = N
     """The tool's top-level parameters. The walk is memoised and spends `budget`: past it, a parameter's
     type is "cannot tell" (and any value goes, for the server to judge) instead of a hang."""
     schema = input_schema if isinstance(input_schema, dict) else {}
-    required = set(schema.get("required") or [])
+    listed = schema.get("required")
+    required = {name for name in listed if isinstance(name, str)} if isinstance(listed, list) else set()
     walk = _Walk(schema, budget or Budget())
     found = []
     properties = schema.get("properties")
@@ -64,6 +65,9 @@ def describe_parameters(tool_name: str, params: list[Parameter]) -> str:
     return f"{tool_name} takes: " + ", ".join(p.describe() for p in params)
 
 
+_NOTHING: dict[str, Any] = {}  # what a non-schema or a cycle of $refs resolves to (never written to)
+
+
 class _Walk:
     """Types and values of the subschemas of one schema, each node worked out once (by identity, which
     stays unique while `root` holds the nodes) and cycles cut, so shared `$defs` cost their size only."""
@@ -81,13 +85,13 @@ class _Walk:
         while isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
             self.budget.spend()
             if id(schema) in seen:
-                return {}
+                return _NOTHING
             seen.add(id(schema))
             target = pointer(self.root, schema["$ref"])
             if not isinstance(target, dict):
                 break
             schema = target
-        return schema if isinstance(schema, dict) else {}
+        return schema if isinstance(schema, dict) else _NOTHING
 
     def description(self, prop: Any) -> str | None:
         try:
@@ -269,7 +273,7 @@ def build_arguments(
     params = parameters(input_schema, budget=budget)
     by_name = {p.name: p for p in params}
     listing = describe_parameters(tool_name, params)
-    schema = input_schema or {}
+    schema = input_schema if isinstance(input_schema, dict) else {}
     additional = schema.get("additionalProperties")
     # Servers rarely say additionalProperties: false, but a key the tool does not declare is a typo far
     # more often than an intent; accept undeclared keys only when the schema allows them explicitly,
