@@ -94,7 +94,16 @@ def call_tool(
     it, the words do not fit its schema, or the server's answer suggests the definition changed (see
     `_call_with_fresh_definition`).
     """
+    import time
+
+    from appsdk_cli.schemawalk import Budget
     from appsdk_cli.toolargs import build_arguments
+
+    # Building the arguments walks a schema the server wrote: it ends within --timeout, however hostile.
+    deadline = time.monotonic() + target.timeout
+
+    def build(schema: Any) -> dict[str, Any]:
+        return build_arguments(name, schema, words, args_json, budget=Budget(deadline=deadline))
 
     cache = tools_cache if tools_cache is not None else ToolCache()
     relinked: set[str] = set()
@@ -110,12 +119,12 @@ def call_tool(
         arguments: dict[str, Any] | None = None
         if tool is not None:
             try:
-                arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
+                arguments = build(tool.get("inputSchema"))
             except UsageError:
                 tool = None  # perhaps the tool has changed since: its fresh schema decides
         if tool is None or arguments is None:
             tool = _listed_tool(client, target, name, cache, key)
-            arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
+            arguments = build(tool.get("inputSchema"))
             result = client.call_tool(name, arguments, meta or None)
         else:
             tool, arguments, result = _call_with_fresh_definition(
@@ -126,7 +135,7 @@ def call_tool(
                 meta,
                 cache,
                 key,
-                lambda schema: build_arguments(name, schema, words, args_json),
+                build,
             )
         if key and client.tools_changed:
             cache.forget(key)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from appsdk_cli.errors import UsageError
+from appsdk_cli.schemawalk import Budget, TooComplex, pointer
 
 JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
 
@@ -22,27 +23,40 @@ class Parameter:
     required: bool
     enum: tuple[Any, ...] | None
     description: str | None
+    unknown: str | None = None  # why its type cannot be told (a schema too complex to expand), or None
+
+    def kind(self) -> str:
+        """What the value may be: its types, its values, or "cannot tell" and why."""
+        if self.unknown is not None:
+            return f"cannot tell: {self.unknown}"
+        if self.enum is not None:
+            return "|".join(json.dumps(v) for v in self.enum)
+        return "|".join(t for t in self.types if t != "null") or "any"
 
     def describe(self) -> str:
-        kind = "|".join(t for t in self.types if t != "null") or "any"
-        if self.enum is not None:
-            kind = "|".join(json.dumps(v) for v in self.enum)
-        return f"{self.name} ({kind}{', required' if self.required else ''})"
+        return f"{self.name} ({self.kind()}{', required' if self.required else ''})"
 
 
-def parameters(input_schema: dict[str, Any] | None) -> list[Parameter]:
-    schema = input_schema or {}
-    required = set(schema.get("required") or [])
-    return [
-        Parameter(
-            name=name,
-            types=_types(prop, schema),
-            required=name in required,
-            enum=_enum(prop, schema),
-            description=_resolve(prop, schema).get("description") if isinstance(prop, dict) else None,
-        )
-        for name, prop in (schema.get("properties") or {}).items()
-    ]
+def parameters(input_schema: dict[str, Any] | None, *, budget: Budget | None = None) -> list[Parameter]:
+    """The tool's top-level parameters. The walk is memoised and spends `budget`: past it, a parameter's
+    type is "cannot tell" (and any value goes, for the server to judge) instead of a hang."""
+    schema = input_schema if isinstance(input_schema, dict) else {}
+    listed = schema.get("required")
+    required = {name for name in listed if isinstance(name, str)} if isinstance(listed, list) else set()
+    walk = _Walk(schema, budget or Budget())
+    found = []
+    properties = schema.get("properties")
+    for name, prop in (properties if isinstance(properties, dict) else {}).items():
+        try:
+            types, enum = walk.types(prop), walk.enum(prop)
+            unknown = None
+        except TooComplex as problem:
+            types, enum, unknown = (), None, f"its schema is too complex ({problem})"
+        except RecursionError:
+            types, enum, unknown = (), None, "its schema is nested too deeply"
+        description = walk.description(prop)
+        found.append(Parameter(str(name), types, name in required, enum, description, unknown))
+    return found
 
 
 def describe_parameters(tool_name: str, params: list[Parameter]) -> str:
@@ -51,59 +65,116 @@ def describe_parameters(tool_name: str, params: list[Parameter]) -> str:
     return f"{tool_name} takes: " + ", ".join(p.describe() for p in params)
 
 
-def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
-    """Follow a local `$ref` (pydantic puts nested models under `$defs`)."""
-    seen = 0
-    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and seen < 20:
-        ref = schema["$ref"]
-        if not ref.startswith("#/"):
-            break
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part) if isinstance(target, dict) else None
-        if not isinstance(target, dict):
-            break
-        schema, seen = target, seen + 1
-    return schema if isinstance(schema, dict) else {}
+_NOTHING: dict[str, Any] = {}  # what a non-schema or a cycle of $refs resolves to (never written to)
 
 
-def _types(prop: Any, root: dict[str, Any]) -> tuple[str, ...]:
-    """The union of JSON types a property allows, through `anyOf`/`oneOf` (e.g. [X, null] for optionals)."""
-    schema = _resolve(prop, root)
-    found: list[str] = []
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        found.append(declared)
-    elif isinstance(declared, list):
-        found.extend(t for t in declared if isinstance(t, str))
-    if "const" in schema or "enum" in schema:
-        values = [schema["const"]] if "const" in schema else schema.get("enum") or []
-        found.extend(_json_type(v) for v in values)
-    for key in ("anyOf", "oneOf"):
-        branches = schema.get(key) or []
-        branch_types = [_types(branch, root) for branch in branches]
-        if any(not t for t in branch_types):
-            return ()  # one branch takes anything, so the union does
-        found.extend(t for types in branch_types for t in types)
-    # Nothing declared means anything goes; keep the declared order, drop duplicates.
-    return tuple(dict.fromkeys(t for t in found if t in JSON_TYPES))
+class _Walk:
+    """Types and values of the subschemas of one schema, each node worked out once (by identity, which
+    stays unique while `root` holds the nodes) and cycles cut, so shared `$defs` cost their size only."""
 
+    def __init__(self, root: dict[str, Any], budget: Budget) -> None:
+        self.root, self.budget = root, budget
+        self._types: dict[int, tuple[str, ...] | None] = {}
+        self._enums: dict[int, tuple[Any, ...] | None] = {}
+        self._active_types: set[int] = set()
+        self._active_enums: set[int] = set()
 
-def _enum(prop: Any, root: dict[str, Any]) -> tuple[Any, ...] | None:
-    schema = _resolve(prop, root)
-    if "enum" in schema and isinstance(schema["enum"], list):
-        return tuple(schema["enum"])
-    if "const" in schema:
-        return (schema["const"],)
-    values: list[Any] = []
-    for branch in schema.get("anyOf") or schema.get("oneOf") or []:
-        inner = _enum(branch, root)
-        if inner is None:
-            if _types(branch, root) == ("null",):
-                continue
+    def resolve(self, schema: Any) -> dict[str, Any]:
+        """Follow local `$ref`s (pydantic puts nested models under `$defs`); a cycle of them is nothing."""
+        seen: set[int] = set()
+        while isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
+            self.budget.spend()
+            if id(schema) in seen:
+                return _NOTHING
+            seen.add(id(schema))
+            target = pointer(self.root, schema["$ref"])
+            if not isinstance(target, dict):
+                break
+            schema = target
+        return schema if isinstance(schema, dict) else _NOTHING
+
+    def description(self, prop: Any) -> str | None:
+        try:
+            text = self.resolve(prop).get("description")
+        except TooComplex:
             return None
-        values.extend(inner)
-    return tuple(values) if values else None
+        return text if isinstance(text, str) else None
+
+    def types(self, prop: Any) -> tuple[str, ...]:
+        """The union of JSON types a property allows, through `anyOf`/`oneOf` (e.g. [X, null] for optionals)."""
+        found = self._union(prop)
+        return () if found is None else found
+
+    def _union(self, prop: Any) -> tuple[str, ...] | None:
+        """None: anything goes (a branch declares nothing); () also when met again inside itself."""
+        schema = self.resolve(prop)
+        key = id(schema)
+        if key in self._types:
+            return self._types[key]
+        if key in self._active_types:
+            return ()  # a recursive union: the outer visit collects its other branches
+        self.budget.spend()
+        self._active_types.add(key)
+        try:
+            found = self._own_types(schema)
+        finally:
+            self._active_types.discard(key)
+        self._types[key] = found
+        return found
+
+    def _own_types(self, schema: dict[str, Any]) -> tuple[str, ...] | None:
+        found: list[str] = []
+        declared = schema.get("type")
+        if isinstance(declared, str):
+            found.append(declared)
+        elif isinstance(declared, list):
+            found.extend(t for t in declared if isinstance(t, str))
+        if "const" in schema or "enum" in schema:
+            values = [schema["const"]] if "const" in schema else schema.get("enum") or []
+            found.extend(_json_type(v) for v in values)
+        for keyword in ("anyOf", "oneOf"):
+            branches = schema.get(keyword)
+            for branch in branches if isinstance(branches, list) else []:
+                branch_types = self._union(branch)
+                if branch_types is None:
+                    return None  # one branch takes anything, so the union does
+                found.extend(branch_types)
+        if not found and not any(isinstance(schema.get(k), list) for k in ("anyOf", "oneOf")):
+            return None  # nothing declared means anything goes
+        # Keep the declared order, drop duplicates.
+        return tuple(dict.fromkeys(t for t in found if t in JSON_TYPES))
+
+    def enum(self, prop: Any) -> tuple[Any, ...] | None:
+        schema = self.resolve(prop)
+        key = id(schema)
+        if key in self._enums:
+            return self._enums[key]
+        if key in self._active_enums:
+            return None
+        self.budget.spend()
+        self._active_enums.add(key)
+        try:
+            found = self._own_enum(schema)
+        finally:
+            self._active_enums.discard(key)
+        self._enums[key] = found
+        return found
+
+    def _own_enum(self, schema: dict[str, Any]) -> tuple[Any, ...] | None:
+        if "enum" in schema and isinstance(schema["enum"], list):
+            return tuple(schema["enum"])
+        if "const" in schema:
+            return (schema["const"],)
+        values: list[Any] = []
+        branches = schema.get("anyOf") or schema.get("oneOf") or []
+        for branch in branches if isinstance(branches, list) else []:
+            inner = self.enum(branch)
+            if inner is None:
+                if self.types(branch) == ("null",):
+                    continue
+                return None
+            values.extend(inner)
+        return tuple(values) if values else None
 
 
 def _json_type(value: Any) -> str:
@@ -188,13 +259,21 @@ def _wrong_type(param: Parameter, shown: str) -> ValueError:
 
 
 def build_arguments(
-    tool_name: str, input_schema: dict[str, Any] | None, words: list[str], args_json: str | None
+    tool_name: str,
+    input_schema: dict[str, Any] | None,
+    words: list[str],
+    args_json: str | None,
+    *,
+    budget: Budget | None = None,
 ) -> dict[str, Any]:
-    """The arguments object for tools/call: `--args` first, then each KEY=VALUE over it."""
-    params = parameters(input_schema)
+    """The arguments object for tools/call: `--args` first, then each KEY=VALUE over it.
+
+    A parameter whose schema is too complex to expand within `budget` takes any value (the server
+    judges it), rather than the call hanging on it."""
+    params = parameters(input_schema, budget=budget)
     by_name = {p.name: p for p in params}
     listing = describe_parameters(tool_name, params)
-    schema = input_schema or {}
+    schema = input_schema if isinstance(input_schema, dict) else {}
     additional = schema.get("additionalProperties")
     # Servers rarely say additionalProperties: false, but a key the tool does not declare is a typo far
     # more often than an intent; accept undeclared keys only when the schema allows them explicitly,

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from appsdk_cli.checks.model import Finding, Rule, Severity, resource_target, tool_target
+from appsdk_cli.schemawalk import Budget, TooComplex, bounded_validator
 from appsdk_cli.snapshot.model import Snapshot
 
 INPUT_SCHEMA_INVALID = Rule(
@@ -67,19 +68,26 @@ def schema_problem(schema: Any) -> str | None:
         _validator_class(schema).check_schema(schema)
     except SchemaError as error:
         return f"at {_path(error.absolute_path)}: {error.message}"
+    except RecursionError:
+        return "is nested too deeply to check (hosts that walk it fail too)"
     return None
 
 
 def instance_problem(schema: dict[str, Any], instance: Any) -> str | None:
-    """Why `instance` does not match the (valid) `schema`, or None; the best-matching error only."""
+    """Why `instance` does not match the (valid) `schema`, or None; the best-matching error only.
+
+    Raises TooComplex when checking takes more than schemawalk's budget (an anyOf bomb, say) or
+    nests deeper than Python's stack."""
     from jsonschema.exceptions import best_match
     from referencing.exceptions import Unresolvable
 
-    validator = _validator_class(schema)(schema)
+    validator = bounded_validator(schema, Budget.for_validation())
     try:
         error = best_match(validator.iter_errors(instance))
     except Unresolvable as problem:
         return f"the schema has a $ref that does not resolve: {problem}"
+    except RecursionError:
+        raise TooComplex("nested too deeply") from None
     if error is None:
         return None
     return f"at {_path(error.absolute_path)}: {error.message}"

@@ -55,6 +55,10 @@ def snapshot_contract(source: Source, *, timeout: float) -> dict[str, Any]:
 
 def diff_against(path: Path, source: Source, *, timeout: float, strict: bool = False) -> ContractDiff:
     """The changes from the contract file at `path` to what `source` serves now."""
+    from appsdk_cli.schemawalk import Budget
+
     old = load(path)
     snapshot = collect(source, timeout=timeout)
-    return ContractDiff(compare(old, record(snapshot)), against=str(path), server=snapshot.server, strict=strict)
+    # The schema comparisons get --timeout too: a contract or server may hold schemas built to hang them.
+    changes = compare(old, record(snapshot), budget=Budget.within(timeout))
+    return ContractDiff(changes, against=str(path), server=snapshot.server, strict=strict)

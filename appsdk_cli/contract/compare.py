@@ -20,6 +20,7 @@ from typing import Any
 from appsdk_cli.appmeta import DEPRECATED_RESOURCE_URI, OUTPUT_TEMPLATE, WIDGET_MIME_TYPES
 from appsdk_cli.contract.record import UNREADABLE
 from appsdk_cli.contract.schemas import Gap, gaps
+from appsdk_cli.schemawalk import Budget
 
 
 class Impact(StrEnum):
@@ -123,10 +124,14 @@ def _changed_keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return sorted(k for k in old.keys() | new.keys() if not _same(old.get(k), new.get(k)))
 
 
-def compare(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
-    """Every difference from the recorded contract `old` to `new`, breaking first."""
+def compare(old: dict[str, Any], new: dict[str, Any], *, budget: Budget | None = None) -> list[Change]:
+    """Every difference from the recorded contract `old` to `new`, breaking first.
+
+    Every schema comparison spends the one `budget` (schemawalk.py): past it, each schema left is a
+    "cannot tell", so a hostile contract or server ends the command instead of hanging it."""
+    budget = budget or Budget()
     changes: list[Change] = []
-    changes += _compare_tools(_dict(old.get("tools")), _dict(new.get("tools")))
+    changes += _compare_tools(_dict(old.get("tools")), _dict(new.get("tools")), budget)
     changes += _compare_resources(_dict(old.get("resources")), _dict(new.get("resources")), "resource")
     changes += _compare_resources(
         _dict(old.get("resourceTemplates")), _dict(new.get("resourceTemplates")), "resource template"
@@ -150,7 +155,7 @@ def _rename_of(name: str, old: dict[str, Any], added: dict[str, Any]) -> str | N
     return None
 
 
-def _compare_tools(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+def _compare_tools(old: dict[str, Any], new: dict[str, Any], budget: Budget) -> list[Change]:
     changes: list[Change] = []
     added = {name: new[name] for name in sorted(new.keys() - old.keys())}
     renamed_to: set[str] = set()
@@ -188,15 +193,15 @@ def _compare_tools(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
             )
         )
     for name in sorted(old.keys() & new.keys()):
-        changes += _compare_tool(name, _dict(old[name]), _dict(new[name]))
+        changes += _compare_tool(name, _dict(old[name]), _dict(new[name]), budget)
     return changes
 
 
-def _compare_tool(name: str, old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+def _compare_tool(name: str, old: dict[str, Any], new: dict[str, Any], budget: Budget) -> list[Change]:
     target = f"tool {name}"
     changes: list[Change] = []
-    changes += _compare_input(name, old.get("inputSchema"), new.get("inputSchema"))
-    changes += _compare_output(name, old.get("outputSchema"), new.get("outputSchema"))
+    changes += _compare_input(name, old.get("inputSchema"), new.get("inputSchema"), budget)
+    changes += _compare_output(name, old.get("outputSchema"), new.get("outputSchema"), budget)
     old_meta, new_meta = _dict(old.get("_meta")), _dict(new.get("_meta"))
     old_uris, new_uris = _templates(old_meta), _templates(new_meta)
     for key in sorted(old_uris.keys() | new_uris.keys()):
@@ -266,7 +271,7 @@ def _required(schema: Any) -> set[str]:
     return {r for r in value if isinstance(r, str)} if isinstance(value, list) else set()
 
 
-def _compare_input(name: str, old: Any, new: Any) -> list[Change]:
+def _compare_input(name: str, old: Any, new: Any, budget: Budget) -> list[Change]:
     if _same(old, new):
         return []
     target = f"tool {name}"
@@ -307,7 +312,9 @@ def _compare_input(name: str, old: Any, new: Any) -> list[Change]:
     skip = {(arg,) for arg in removed} | {(arg,) for arg in newly_required}
     found = [
         g
-        for g in gaps(new, old, wide_name="the new one", narrow_name="the old schema", root_name="the arguments")
+        for g in gaps(
+            new, old, wide_name="the new one", narrow_name="the old schema", root_name="the arguments", budget=budget
+        )
         if not (g.path in skip and g.kind in ("property", "required"))
     ]
     return changes + _schema_changes(
@@ -322,7 +329,7 @@ def _compare_input(name: str, old: Any, new: Any) -> list[Change]:
     )
 
 
-def _compare_output(name: str, old: Any, new: Any) -> list[Change]:
+def _compare_output(name: str, old: Any, new: Any, budget: Budget) -> list[Change]:
     if _same(old, new):
         return []
     target = f"tool {name}"
@@ -339,7 +346,7 @@ def _compare_output(name: str, old: Any, new: Any) -> list[Change]:
                 certain=False,
             )
         ]
-    found = gaps(old, new, wide_name="the old one", narrow_name="the new schema", root_name="the output")
+    found = gaps(old, new, wide_name="the old one", narrow_name="the new schema", root_name="the output", budget=budget)
     return _schema_changes(
         target,
         found,

@@ -15,6 +15,9 @@ declared arguments), unless it says additionalProperties.
 
 No library does this with reasons: jsoncompat answers only yes/no (and called a newly added `pattern`
 compatible), jsonsubschema answers yes/no too; a developer needs to know which argument and why.
+
+A comparison is memoised by pair of nodes and place, and spends a Budget (schemawalk.py): a schema whose
+`$ref`s expand past it, or a comparison past the command's deadline, is one "cannot tell" gap.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
+
+from appsdk_cli.schemawalk import Budget, TooComplex, bounded_validator, pointer
 
 ANNOTATIONS = frozenset(
     {
@@ -97,9 +102,16 @@ def gaps(
     wide_name: str = "the new schema",
     narrow_name: str = "the old schema",
     root_name: str = "the whole value",
+    budget: Budget | None = None,
 ) -> list[Gap]:
     """Every place where `narrow` allows a value that `wide` rejects; [] when `wide` accepts all of it."""
-    return _Comparison(wide, narrow, wide_name, narrow_name, root_name).compare(wide, narrow, ())
+    comparison = _Comparison(wide, narrow, wide_name, narrow_name, root_name, budget or Budget())
+    try:
+        return comparison.compare(wide, narrow, ())
+    except TooComplex as problem:
+        return [comparison.too_complex(str(problem))]
+    except RecursionError:
+        return [comparison.too_complex("nested too deeply")]
 
 
 SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})  # name -> schema
@@ -123,19 +135,6 @@ def _strip(value: Any) -> Any:
         else:
             stripped[key] = _strip(item)
     return stripped
-
-
-def _pointer(root: Any, ref: str) -> Any:
-    node = root
-    for raw in ref[2:].split("/") if ref != "#" else []:
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
 
 
 def _types(schema: dict[str, Any]) -> set[str] | None:
@@ -193,11 +192,16 @@ def _disjoint(branches: list[Any]) -> bool:
 
 
 class _Comparison:
-    def __init__(self, wide_root: Any, narrow_root: Any, wide_name: str, narrow_name: str, root_name: str) -> None:
+    def __init__(
+        self, wide_root: Any, narrow_root: Any, wide_name: str, narrow_name: str, root_name: str, budget: Budget
+    ) -> None:
         self.roots = {"wide": wide_root, "narrow": narrow_root}
         self.root_name = root_name
         self.wide_name, self.narrow_name = wide_name, narrow_name
+        self.budget = budget
         self._active: set[tuple[int, int]] = set()
+        # (id(wide), id(narrow), path) -> (wide, narrow, gaps); holding the nodes keeps their ids unique.
+        self._done: dict[tuple[int, int, tuple[str, ...]], tuple[Any, Any, tuple[Gap, ...]]] = {}
 
     # --- helpers ---
 
@@ -210,9 +214,13 @@ class _Comparison:
     def _unsure(self, path: tuple[str, ...], why: str) -> Gap:
         return Gap("unknown", path, f"{self._where(path)}: cannot tell whether it still fits ({why})", certain=False)
 
+    def too_complex(self, why: str) -> Gap:
+        return self._unsure((), f"the schemas are too complex to compare: {why}")
+
     def _resolve(self, schema: Any, side: str, path: tuple[str, ...]) -> tuple[Any, Gap | None]:
         """Follow $ref (and a lone allOf wrapper) to the schema it names; siblings must be annotations."""
         for _ in range(32):
+            self.budget.spend()
             if not isinstance(schema, dict):
                 return schema, None
             if "$ref" in schema:
@@ -220,7 +228,7 @@ class _Comparison:
                 rest = set(schema) - {"$ref"} - ANNOTATIONS
                 if not isinstance(ref, str) or not ref.startswith("#") or rest:
                     return None, self._unsure(path, f"$ref {ref!r} is not a plain local reference")
-                target = _pointer(self.roots[side], ref)
+                target = pointer(self.roots[side], ref)
                 if target is None:
                     return None, self._unsure(path, f"$ref {ref!r} points at nothing")
                 schema = target
@@ -245,15 +253,13 @@ class _Comparison:
         return None
 
     def _validator(self, schema: Any, side: str) -> Any:
-        from jsonschema import Draft202012Validator
-
         root = self.roots[side]
         probe = dict(schema) if isinstance(schema, dict) else schema
         if isinstance(probe, dict) and isinstance(root, dict):
             for key in ("$defs", "definitions"):
                 if key in root and key not in probe:
                     probe[key] = root[key]
-        return Draft202012Validator(probe)
+        return bounded_validator(probe, self.budget)
 
     @staticmethod
     def _merge(outer: dict[str, Any], branch: Any, keyword: str) -> Any:
@@ -290,14 +296,22 @@ class _Comparison:
         key = (id(wide), id(narrow))
         if key in self._active:
             return []  # a recursive definition met again: the first visit compares it
+        done = self._done.get((*key, path))
+        if done is not None:
+            return list(done[2])  # the same two nodes at the same place: an anyOf of refs to one definition
+        self.budget.spend()
         self._active.add(key)
         try:
-            return self._compare(wide, narrow, path)
+            found = self._compare(wide, narrow, path)
         finally:
             self._active.discard(key)
+        self._done[(*key, path)] = (wide, narrow, tuple(found))
+        return found
 
     def _compare(self, wide: dict[str, Any], narrow: dict[str, Any], path: tuple[str, ...]) -> list[Gap]:
-        if "$ref" not in json.dumps([wide, narrow]) and _strip(wide) == _strip(narrow):
+        text = json.dumps([wide, narrow])
+        self.budget.spend(len(text) // 4096)  # the text of big subtrees costs its size
+        if "$ref" not in text and _strip(wide) == _strip(narrow):
             return []
         values = self._finite(narrow)
         if values is not None:
@@ -311,7 +325,7 @@ class _Comparison:
             found: list[Gap] = []
             for kind in sorted(narrow_types):
                 found += self.compare(wide, {**narrow, "type": kind}, path)
-            return found
+            return list(dict.fromkeys(found))
         for keyword in ("anyOf", "oneOf"):
             branches = wide.get(keyword)
             if isinstance(branches, list):
@@ -339,6 +353,8 @@ class _Comparison:
             wide_check = self._validator(wide, "wide")
             narrow_check = self._validator(narrow, "narrow")
             rejected = [v for v in values if narrow_check.is_valid(v) and not wide_check.is_valid(v)]
+        except TooComplex:
+            raise
         except (SchemaError, Exception) as error:  # an unresolvable $ref deep inside, a bad regex
             return [self._unsure(path, f"the schema could not be evaluated ({type(error).__name__})")]
         if not rejected:
@@ -355,6 +371,8 @@ class _Comparison:
             if merged is None:
                 return [self._unsure(path, f"{keyword} with constraints beside it")]
             found += self.compare(wide, merged, path)
+        # Branches that reach one definition find the same gaps: each is said once, not once per branch.
+        found = list(dict.fromkeys(found))
         if keyword == "oneOf" and not _disjoint(branches):
             # A value matching two branches is not allowed by oneOf: a gap may be one of those.
             found = [Gap(g.kind, g.path, g.message, certain=False) for g in found]

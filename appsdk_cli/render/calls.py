@@ -147,7 +147,9 @@ def _argument_lines(tool: dict[str, Any]) -> list[str]:
     width = max(len(param.name) for param in params)
     lines = ["  [cyan]arguments:[/]"]
     for param in params:
-        if param.enum is not None:
+        if param.unknown is not None:
+            kind = f"cannot tell: {param.unknown}"
+        elif param.enum is not None:
             kind = " | ".join(json.dumps(value, ensure_ascii=False) for value in param.enum)
         else:
             kind = " | ".join(param.types) or "any"

@@ -19,6 +19,7 @@ HEADER = (
     "// Do not edit: change the Python model in server.py instead, and the widget is type-checked against it.\n"
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+MAX_DEPTH = 64  # levels of nesting typed; deeper parts are `unknown`
 _RESERVED = {"Record", "Array", "Object", "String", "Number", "Boolean", "Date", "Map", "Set", "Promise"}
 
 
@@ -64,7 +65,9 @@ class _Emitter:
             return f"{doc}export interface {name} {self._object_body(schema, '')}\n"
         return f"{doc}export type {name} = {self.type_of(schema, '')};\n"
 
-    def type_of(self, schema: Any, indent: str) -> str:
+    def type_of(self, schema: Any, indent: str, depth: int = 0) -> str:
+        if depth > MAX_DEPTH:
+            return "unknown"  # a schema nested past any real model: typed loosely, never a RecursionError
         if schema is True or schema == {}:
             return "unknown"
         if not isinstance(schema, dict):
@@ -77,13 +80,13 @@ class _Emitter:
             return _union([_literal(value) for value in schema["enum"]]) or "never"
         for key in ("anyOf", "oneOf"):
             if isinstance(schema.get(key), list):
-                return _union([self.type_of(member, indent) for member in schema[key]]) or "never"
+                return _union([self.type_of(member, indent, depth + 1) for member in schema[key]]) or "never"
         if isinstance(schema.get("allOf"), list):
-            parts = [self.type_of(member, indent) for member in schema["allOf"]]
+            parts = [self.type_of(member, indent, depth + 1) for member in schema["allOf"]]
             return " & ".join(_grouped(part) for part in parts) or "unknown"
         kind = schema.get("type")
         if isinstance(kind, list):
-            return _union([self.type_of({**schema, "type": one}, indent) for one in kind]) or "unknown"
+            return _union([self.type_of({**schema, "type": one}, indent, depth + 1) for one in kind]) or "unknown"
         if kind == "string":
             return "string"
         if kind in ("integer", "number"):
@@ -94,16 +97,16 @@ class _Emitter:
             return "null"
         if kind == "array":
             if isinstance(schema.get("prefixItems"), list):
-                return "[" + ", ".join(self.type_of(item, indent) for item in schema["prefixItems"]) + "]"
-            return _grouped(self.type_of(schema.get("items", True), indent)) + "[]"
+                return "[" + ", ".join(self.type_of(item, indent, depth + 1) for item in schema["prefixItems"]) + "]"
+            return _grouped(self.type_of(schema.get("items", True), indent, depth + 1)) + "[]"
         if _is_object(schema):
             if "properties" in schema:
-                return self._object_body(schema, indent)
+                return self._object_body(schema, indent, depth)
             extra = schema.get("additionalProperties", True)
-            return f"Record<string, {self.type_of(extra, indent)}>"
+            return f"Record<string, {self.type_of(extra, indent, depth + 1)}>"
         return "unknown"
 
-    def _object_body(self, schema: dict[str, Any], indent: str) -> str:
+    def _object_body(self, schema: dict[str, Any], indent: str, depth: int = 0) -> str:
         inner = indent + "  "
         required = set(schema.get("required") or [])
         lines = ["{"]
@@ -111,7 +114,7 @@ class _Emitter:
         for key, value in properties.items():
             doc = _doc(value.get("description") if isinstance(value, dict) else None, inner)
             optional = "" if key in required else "?"
-            lines.append(f"{doc}{inner}{_key(key)}{optional}: {self.type_of(value, inner)};")
+            lines.append(f"{doc}{inner}{_key(key)}{optional}: {self.type_of(value, inner, depth + 1)};")
         extra = schema.get("additionalProperties")
         if extra not in (None, False):
             lines.append(f"{inner}[key: string]: unknown;")

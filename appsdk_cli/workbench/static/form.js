@@ -6,6 +6,12 @@
 // every tool stays callable.
 
 const MAX_DEPTH = 8;
+// Fields drawn per form. A server's schema can name one $def ten times a level, eight levels deep: 10^8
+// fields, a tab that never answers. Past the bound, the rest of the form is JSON boxes (and the rest of
+// the defaults is left out), so the walk costs what the schema's text does.
+export const MAX_FIELDS = 500;
+
+/** @typedef {{ left: number }} Budget schema nodes the form may still expand */
 
 /** @typedef {Record<string, any>} Schema a JSON Schema node: the server's, untyped by nature */
 
@@ -34,6 +40,7 @@ const MAX_DEPTH = 8;
  * @property {() => void} changed
  * @property {string} path
  * @property {Files | null} [files]
+ * @property {Budget} budget shared by every editor of one form
  */
 
 /**
@@ -163,13 +170,16 @@ function fileEditor(node, { label, required, changed, path, upload }) {
  * @param {EditorOptions} options
  * @returns {Editor}
  */
-function editor(schema, root, { label, required, depth, changed, path, files }) {
+function editor(schema, root, { label, required, depth, changed, path, files, budget }) {
   const node = resolve(schema, root);
   if (files && depth === 1 && files.names.includes(path)) return fileEditor(node, { label, required, changed, path, upload: files.upload });
-  const kind = depth > MAX_DEPTH ? "json" : kindOf(node);
+  budget.left -= 1;
+  const spent = budget.left < 0;
+  const kind = depth > MAX_DEPTH || spent ? "json" : kindOf(node);
   const id = fieldId();
   const message = el("p", { class: "field-message", id: `${id}-msg`, role: "status" });
-  const describe = node.description ? el("p", { class: "field-help", text: node.description }) : null;
+  const about = spent && kindOf(node) !== "json" ? "Too many fields to draw: type this part as JSON." : node.description;
+  const describe = about ? el("p", { class: "field-help", text: about }) : null;
   const title = label ?? node.title ?? "";
   const labelNode = title
     ? el("label", { for: id, class: "field-label" }, title, required ? el("span", { class: "required", title: "required", text: " *" }) : null)
@@ -200,6 +210,7 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
         changed,
         path: path ? `${path}.${name}` : name,
         files,
+        budget,
       });
       children[name].name = name;
       box.append(children[name].element);
@@ -208,7 +219,7 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
     /** @type {Editor | null} */
     let extraEditor = null;
     if (extra || (!Object.keys(properties).length && depth > 0)) {
-      extraEditor = editor({}, root, { label: "", depth: MAX_DEPTH + 1, changed, path });
+      extraEditor = editor({}, root, { label: "", depth: MAX_DEPTH + 1, changed, path, budget });
       box.append(extraEditor.element);
     }
     if (!Object.keys(properties).length && depth === 0 && !extraEditor) {
@@ -258,7 +269,7 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
     const rows = [];
     /** @param {unknown} value */
     const add = (value) => {
-      const item = editor(items, root, { label: "", required: true, depth: depth + 1, changed, path: `${path}[]` });
+      const item = editor(items, root, { label: "", required: true, depth: depth + 1, changed, path: `${path}[]`, budget });
       const row = el("li", { class: "array-item" });
       const remove = el("button", {
         type: "button",
@@ -452,20 +463,22 @@ function editor(schema, root, { label, required, depth, changed, path, files }) 
 }
 
 /**
- * The schema's defaults as a value (an object's from its properties').
+ * The schema's defaults as a value (an object's from its properties'), from at most MAX_FIELDS nodes.
  * @param {unknown} schema
  * @param {Schema} root
  * @param {number} [depth]
+ * @param {Budget} [budget]
  * @returns {unknown}
  */
-function defaults(schema, root, depth = 0) {
+export function defaults(schema, root, depth = 0, budget = { left: MAX_FIELDS }) {
+  if (--budget.left < 0) return undefined;
   const node = resolve(schema, root);
   if (node.default !== undefined) return node.default;
   if (kindOf(node) === "object" && depth < MAX_DEPTH) {
     /** @type {Record<string, unknown>} */
     const out = {};
     for (const [name, child] of Object.entries(node.properties || {})) {
-      const value = defaults(child, root, depth + 1);
+      const value = defaults(child, root, depth + 1, budget);
       if (value !== undefined) out[name] = value;
     }
     return Object.keys(out).length || depth === 0 ? out : undefined;
@@ -487,7 +500,8 @@ export function createForm(schema, { fileParams = [], upload } = {}) {
     if (!quiet) listeners.forEach((fn) => fn());
   };
   const files = fileParams.length && upload ? { names: fileParams, upload } : null;
-  const top = editor({ type: "object", ...root }, root, { label: "", required: true, depth: 0, changed, path: "", files });
+  const budget = { left: MAX_FIELDS };
+  const top = editor({ type: "object", ...root }, root, { label: "", required: true, depth: 0, changed, path: "", files, budget });
   const initial = defaults(root, root) || {};
   quiet = true;
   top.set(initial);
