@@ -29,6 +29,7 @@ CLIPBOARD = f"{ESC}]52;c;cHduZWQ={ESC}\\"
 HYPERLINK = f"{ESC}]8;;https://evil.example/{ESC}\\click{ESC}]8;;{ESC}\\"
 CLEAR = f"{ESC}[2J{ESC}[H"
 HOSTILE_TEXT = f"innocent{CLIPBOARD}{HYPERLINK}{CLEAR}\x07\x9b31m"
+PROTECTED_METADATA = "/.well-known/oauth-protected-resource/protected"
 
 TOOLS = [
     {
@@ -119,6 +120,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._log(b"")
+        if urlsplit(self.path).path == PROTECTED_METADATA:
+            # /protected's resource metadata (RFC 9728), as a server shows it before a cached sign-in is sent.
+            port = self.server.server_address[1]
+            prm = {"resource": f"http://127.0.0.1:{port}/protected", "authorization_servers": ["http://127.0.0.1:9"]}
+            self._reply(200, json.dumps(prm).encode())
+            return
         self._reply(405, b"")
 
     def do_POST(self) -> None:

@@ -126,6 +126,8 @@ def test_a_protected_app_uses_the_cached_sign_in(apps_home: AppsHome, hostile: R
         access_token="good-token",
         refresh_token=None,
         expires_at=None,
+        # Where the sign-in read the server's resource metadata; the server shows it again (tests/hostile.py).
+        resource_metadata=f"http://127.0.0.1:{hostile.port}/.well-known/oauth-protected-resource/protected",
     )
     oauth.save(url, cached, root=apps_home.home)
     code, rows, stderr = installed(apps_home)

@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,26 +36,34 @@ def npm_env(tmp_path: Path, registry: str) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def silent_registry() -> Iterator[str]:
+class SilentRegistry:
     """A registry that takes connections and never answers: an install that hangs until interrupted."""
+
+    def __init__(self, url: str, asked: threading.Event) -> None:
+        self.url = url
+        self.asked = asked  # set once npm has connected: the install is under way
+
+
+@pytest.fixture
+def silent_registry() -> Iterator[SilentRegistry]:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
     held: list[socket.socket] = []
-    stop = threading.Event()
+    stop, asked = threading.Event(), threading.Event()
 
     def accept() -> None:
         listener.settimeout(0.2)
         while not stop.is_set():
             try:
                 held.append(listener.accept()[0])
+                asked.set()
             except OSError:
                 continue
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    yield SilentRegistry(f"http://127.0.0.1:{listener.getsockname()[1]}/", asked)
     stop.set()
     thread.join()
     for connection in held:
@@ -77,13 +84,11 @@ def test_a_failed_install_says_npms_cause_and_the_log_shows_progress(tmp_path: P
 
 
 def test_ctrl_c_during_the_install_takes_the_project_back_and_new_runs_again(tmp_path: Path, silent_registry):
-    env = {**os.environ, **npm_env(tmp_path, silent_registry), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, **npm_env(tmp_path, silent_registry.url), "PYTHONUNBUFFERED": "1"}
     command = [sys.executable, "-m", "appsdk_cli", "new", "shelf", "--template", "react", "--path", str(tmp_path)]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not (tmp_path / "shelf" / "web" / "package.json").is_file() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(1.5)  # npm is waiting on the registry now
+    # npm is waiting on the registry once it has connected: the moment a user gives up and hits Ctrl-C.
+    assert silent_registry.asked.wait(120), "npm never asked the registry"
     process.send_signal(signal.SIGINT)
     _out, err = process.communicate(timeout=30)
     assert process.returncode == 130, err

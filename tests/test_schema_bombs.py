@@ -105,10 +105,9 @@ def test_a_parameter_past_the_budget_is_cannot_tell_and_takes_any_value():
 def test_check_cannot_tell_whether_output_fits_a_schema_bomb(bombs):
     result = timed("check", "--url", bombs.url, "--timeout", "5", "--json")
     messages = [f["message"] for f in json.loads(result.stdout)["findings"] if f["target"] == "tool bomb-out"]
-    assert (
-        "bomb-out: cannot tell whether its output matches its outputSchema: the schema is too complex to check "
-        "(more than 50000 steps)"
-    ) in messages
+    # Whichever bound comes first: the step budget, or (on a loaded machine) the validator's 2 s.
+    said = "bomb-out: cannot tell whether its output matches its outputSchema: the schema is too complex to check "
+    assert any(m in (said + "(more than 50000 steps)", said + "(it took longer than 2 s)") for m in messages), messages
 
 
 def test_workbench_leaves_a_bombs_arguments_to_the_server_and_still_checks_honest_ones():
