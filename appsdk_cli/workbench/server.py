@@ -114,6 +114,8 @@ class Workbench:
         self.tracer = _make_tracer()
         if self.tracer is not None:
             self.tracer.subscribe(lambda record: self.events.publish("traffic", record))
+            # A widget's own requests (host page -> /api/call -> server) are MCP exchanges of its run too.
+            self.host.trace_for = self.tracer.for_run
 
     # --- lifecycle -------------------------------------------------------------------------------------
 
