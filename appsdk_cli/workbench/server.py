@@ -41,7 +41,7 @@ from appsdk_cli.workbench.events import EventHub
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from appsdk_cli.appmeta import ToolMeta
+    from appsdk_cli.appmeta import ToolCrash, ToolMeta
     from appsdk_cli.client import McpClient
     from appsdk_cli.connection import Target
     from appsdk_cli.host.session import WidgetTemplate
@@ -280,6 +280,7 @@ class Workbench:
             if arguments is not None:
                 run.arguments = arguments
             run.status, run.error, run.duration_ms = "running", None, None
+            run.crash, run.hint = None, None
             run.started = time.time()
             run.version += 1
             self._flights[run.id] = _InFlight()
@@ -348,7 +349,9 @@ class Workbench:
                 self._threads.discard(threading.current_thread())
 
     def _call(self, run: Run, locale: str | None, flight: _InFlight) -> None:
-        from appsdk_cli.appmeta import tool_meta, without_tool_crash
+        from dataclasses import replace
+
+        from appsdk_cli.appmeta import crash_hint, error_text, tool_crash, tool_meta, without_tool_crash
         from appsdk_cli.connection import session
         from appsdk_cli.host.files import file_arguments
         from appsdk_cli.host.session import PreviewSession, widget_tools
@@ -357,8 +360,10 @@ class Workbench:
         begun = time.monotonic()
         cancelled = flight.cancelled
         # One session per run (the dev server may have reloaded since the last): the tool list, the
-        # call and the template, so a run costs one handshake.
-        with session(self.target) as client:
+        # call and the template, so a run costs one handshake. With a listener for notifications the call
+        # asks for progress (and, in 2026-07-28, logs): the trace shows them as they come, the run too.
+        target = replace(self.target, notify=lambda message: self._notified(run, message))
+        with session(target) as client:
             flight.client = client
             self._attach_tracer(client, run.id)
             tools = self._listed(client)
@@ -401,6 +406,9 @@ class Workbench:
             if cancelled.is_set():
                 return
             result = without_tool_crash(raw)
+            # The widget gets the result as production sends it; the page shows appsdk dev's crash report.
+            crash = tool_crash(raw)
+            hint = crash_hint(error_text(result), crash) if result.get("isError") is True else None
             if meta.template and not early:
                 template, warnings = self._template(client, meta.template)
         if cancelled.is_set():
@@ -423,6 +431,7 @@ class Workbench:
             self.host.show(run.id, None)
         with self._lock:
             run.result, run.warnings = result, warnings
+            run.crash, run.hint = _crash_json(crash), hint
             run.calls += 1
             run.duration_ms = round((time.monotonic() - begun) * 1000, 1)
         self._finish(run, "done")
@@ -475,6 +484,11 @@ class Workbench:
             if run.duration_ms is None:
                 run.duration_ms = round((time.time() - run.started) * 1000, 1)
         self.events.publish("run", run.as_json())
+
+    def _notified(self, run: Run, message: dict[str, Any]) -> None:
+        """A progress or log notification of the run's call, as it arrives (the trace has it too)."""
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        self.events.publish("progress", {"run": run.id, "method": message.get("method"), "params": params})
 
     def _attach_tracer(self, client: McpClient, run_id: str | None) -> None:
         if self.tracer is not None:
@@ -624,6 +638,22 @@ class Workbench:
                 handler.wfile.flush()
         except (ConnectionError, TimeoutError, OSError):
             pass  # the page went away
+
+
+def _crash_json(crash: ToolCrash | None) -> dict[str, Any] | None:
+    """What appsdk dev saw a tool raise, for the page: the exception, where, and the user's frames."""
+    if crash is None:
+        return None
+    frames = [dict(zip(("file", "line", "function", "code"), frame, strict=True)) for frame in crash.frames]
+    return {
+        "type": crash.type,
+        "message": crash.message,
+        "summary": crash.summary,
+        "file": crash.file,
+        "line": crash.line,
+        "function": crash.function,
+        "frames": frames,
+    }
 
 
 def _locale(body: dict[str, Any]) -> str | None:

@@ -11,7 +11,7 @@ import { applyInspector, applyScheme, loadProfiles, onKey, wireControls, wireRes
 import { applyWidgetState, readWidgetState } from "./frames.js";
 import { createPanels } from "./panels.js";
 import { onReload } from "./reloads.js";
-import { upsertRun } from "./runs.js";
+import { showProgress, upsertRun } from "./runs.js";
 import { setTools } from "./tools.js";
 
 /** @type {import("./bench.js").Bench} */
@@ -80,6 +80,7 @@ function connectEvents() {
   on("run", (run) => upsertRun(bench, run));
   on("tools", (listing) => setTools(bench, listing, setInfo));
   on("reload", (event) => onReload(bench, event, exposed));
+  on("progress", (note) => showProgress(bench, note));
   on("traffic", serverTraffic);
   source.addEventListener("error", () => setConnection(source.readyState === EventSource.CLOSED ? "down" : "retrying"));
 }
