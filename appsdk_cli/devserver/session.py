@@ -132,6 +132,8 @@ class DevSession:
                 self._widget.want_types()
             if self._bench is not None:
                 self._bench.reloaded(event)
+        elif isinstance(event, events.AppBroken | events.AppExited) and self._bench is not None:
+            self._bench.broken(event)
 
     @contextmanager
     def _step(self, what: str) -> Iterator[None]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from appsdk_cli import chatgpt
 
 if TYPE_CHECKING:
-    from appsdk_cli.devserver.events import Reloaded, Started
+    from appsdk_cli.devserver.events import AppBroken, AppExited, Reloaded, Started
     from appsdk_cli.devserver.supervisor import Supervisor
     from appsdk_cli.workbench import Workbench
 
@@ -41,6 +41,10 @@ class DevWorkbench:
         """Point the page at the app's URL; the event, with the workbench's URL for the start-up panel."""
         self.workbench.target = replace(self.workbench.target, url=event.url)
         return replace(event, workbench=self.url)
+
+    def broken(self, event: AppBroken | AppExited) -> None:
+        """The app failed to import, or its process died: every page says so, those opened later too."""
+        self.workbench.app_broken(getattr(event, "summary", None) or getattr(event, "message", ""))
 
     def reloaded(self, event: Reloaded) -> None:
         tools = None

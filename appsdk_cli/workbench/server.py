@@ -112,6 +112,7 @@ class Workbench:
         self._threads: set[threading.Thread] = set()
         self._last_reload: dict[str, Any] | None = None
         self.tracer = _make_tracer()
+        self._app_problem: str | None = None  # why the app is broken now (appsdk dev), None while it imports
         if self.tracer is not None:
             self.tracer.subscribe(lambda record: self.events.publish("traffic", record))
             # A widget's own requests (host page -> /api/call -> server) are MCP exchanges of its run too.
@@ -168,6 +169,8 @@ class Workbench:
             },
             "traffic": self.tracer is not None,
             "lastReload": self._last_reload,
+            # A page opened while the app is broken must say so (dev keeps serving the last good version).
+            "app": {"ok": self._app_problem is None, "problem": self._app_problem},
         }
 
     def tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
@@ -500,6 +503,12 @@ class Workbench:
 
     # --- dev --------------------------------------------------------------------------------------------
 
+    def app_broken(self, problem: str) -> None:
+        """`appsdk dev`'s app failed to import (or its process died): every page, open now or later, says so
+        until a reload that imports."""
+        self._app_problem = problem
+        self.events.publish("app", {"ok": False, "problem": problem})
+
     def reloaded(
         self,
         changed_files: tuple[str, ...],
@@ -519,8 +528,13 @@ class Workbench:
             "tools": tools,
             "codeChanged": code_changed,
             "notice": notice,
+            "problem": None if app_ok else self._app_problem,
             "time": time.time(),
         }
+        if app_ok:
+            self._app_problem = None
+        elif self._app_problem is None:
+            self._app_problem = "the app failed to import"
         self._last_reload = event
         # The page hears of it at once; the tool list follows from another thread, so neither the page
         # nor the dev supervisor (whose loop calls this) waits on a round trip to the new worker.
