@@ -115,7 +115,9 @@ def test_a_crashed_tool_is_a_failure_with_the_exception_and_its_file_and_line(pa
     dev = Dev(project)
     try:
         # The workbench is on the project's own port, the same on every start (a bookmarked tab lives on).
-        assert dev.url == f"http://127.0.0.1:{project_port(project)}/", dev.lines
+        usual = project_port(project)
+        if dev.url != f"http://127.0.0.1:{usual}/":  # another program holds it on this shared machine
+            assert f"its usual port {usual} was busy" in "".join(dev.lines), dev.lines
         open_workbench(page, dev.url)
         page.click("#run-button")
         run = wait_run(page)
@@ -166,7 +168,7 @@ def test_a_page_opened_after_a_bad_save_shows_the_broken_app(page, browser, tmp_
         server = project / "server.py"
         server.write_text(server.read_text() + "\ndef broken(:\n")
         # The page open at the bad save says so...
-        page.wait_for_function("() => window.appsdkWorkbench.reloads >= 1", timeout=30_000)
+        page.wait_for_function("() => window.appsdkWorkbench.reloads >= 1", timeout=60_000)
         assert "failed to import" in page.locator("#reload-text").text_content()
         # ...and so does one opened afterwards: the banner, the reason, and a dot that is not green.
         context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -190,7 +192,7 @@ def test_a_page_opened_after_a_bad_save_shows_the_broken_app(page, browser, tmp_
             context.close()
         # A good save clears it on the open page.
         server.write_text(server.read_text().replace("\ndef broken(:\n", "\n"))
-        page.wait_for_function("() => window.appsdkWorkbench.appOk === true", timeout=30_000)
+        page.wait_for_function("() => window.appsdkWorkbench.appOk === true", timeout=60_000)
         assert page.locator("#connection-dot").get_attribute("class") == "dot live"
     finally:
         output = dev.stop()
@@ -296,7 +298,8 @@ def test_a_widgets_own_tool_call_is_recorded_as_an_mcp_exchange(page, trip_bench
     ], asked
     assert asked[1]["duration_ms"] is not None
     page.click('#inspector-tabs [data-panel="traffic"]')
-    page.fill("#traffic-panel .traffic-search", "asked")
+    # (The widget's own HTML, in resources/read, says "asked" too, but never as a JSON string of its own.)
+    page.fill("#traffic-panel .traffic-search", '"asked"')
     page.wait_for_function(
         "() => document.querySelectorAll('#traffic-panel .traffic-sizer .traffic-row[data-channel=mcp]').length === 2"
     )
