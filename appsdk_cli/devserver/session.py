@@ -132,7 +132,7 @@ class DevSession:
                 self._widget.want_types()
             if self._bench is not None:
                 self._bench.reloaded(event)
-        elif isinstance(event, events.AppBroken | events.AppExited) and self._bench is not None:
+        elif isinstance(event, events.AppBroken) and self._bench is not None:
             self._bench.broken(event)
 
     @contextmanager

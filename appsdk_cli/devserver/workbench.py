@@ -15,7 +15,7 @@ from appsdk_cli import chatgpt
 from appsdk_cli.errors import AppsdkError
 
 if TYPE_CHECKING:
-    from appsdk_cli.devserver.events import AppBroken, AppExited, Reloaded, Started
+    from appsdk_cli.devserver.events import AppBroken, Reloaded, Started
     from appsdk_cli.devserver.supervisor import Supervisor
     from appsdk_cli.workbench import Workbench
 
@@ -56,9 +56,9 @@ class DevWorkbench:
         note = f"its usual port {self.busy_port} was busy" if self.busy_port is not None else None
         return replace(event, workbench=self.url, workbench_note=note)
 
-    def broken(self, event: AppBroken | AppExited) -> None:
-        """The app failed to import, or its process died: every page says so, those opened later too."""
-        self.workbench.app_broken(getattr(event, "summary", None) or getattr(event, "message", ""))
+    def broken(self, event: AppBroken) -> None:
+        """The app failed to import: every page says so, those opened later too, until a reload imports."""
+        self.workbench.app_broken(event.summary)
 
     def reloaded(self, event: Reloaded) -> None:
         tools = None

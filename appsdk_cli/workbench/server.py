@@ -504,8 +504,8 @@ class Workbench:
     # --- dev --------------------------------------------------------------------------------------------
 
     def app_broken(self, problem: str) -> None:
-        """`appsdk dev`'s app failed to import (or its process died): every page, open now or later, says so
-        until a reload that imports."""
+        """`appsdk dev`'s app failed to import: every page, open now or later, says so until a reload that
+        imports."""
         self._app_problem = problem
         self.events.publish("app", {"ok": False, "problem": problem})
 
