@@ -51,6 +51,7 @@ class Started:
     tools: tuple[str, ...] = ()  # the app's tool names, as first imported
     tunnel: bool = False  # a tunnel opens with the server (dev --tunnel)
     workbench: str | None = None  # the workbench's URL, when dev runs one
+    workbench_note: str | None = None  # why it is not on the project's usual port
 
 
 @dataclass(frozen=True)

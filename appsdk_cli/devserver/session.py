@@ -72,7 +72,7 @@ class DevSession:
             if self.config.workbench:
                 from appsdk_cli.devserver.workbench import DevWorkbench
 
-                self._bench = DevWorkbench()
+                self._bench = DevWorkbench(self.config.server.project)
                 self._bench.start(supervisor)
             with self._lock:
                 self.supervisor = supervisor
@@ -136,6 +136,8 @@ class DevSession:
                 self._widget.want_types()
             if self._bench is not None:
                 self._bench.reloaded(event)
+        elif isinstance(event, events.AppBroken) and self._bench is not None:
+            self._bench.broken(event)
 
     @contextmanager
     def _step(self, what: str) -> Iterator[None]:

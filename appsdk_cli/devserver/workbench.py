@@ -8,26 +8,39 @@ the session's side of it: the workbench itself (workbench/) knows nothing of `ap
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from appsdk_cli import chatgpt
+from appsdk_cli.errors import AppsdkError
 
 if TYPE_CHECKING:
-    from appsdk_cli.devserver.events import Reloaded, Started
+    from appsdk_cli.devserver.events import AppBroken, Reloaded, Started
     from appsdk_cli.devserver.supervisor import Supervisor
     from appsdk_cli.workbench import Workbench
 
 
 class DevWorkbench:
-    def __init__(self) -> None:
+    def __init__(self, project: Path) -> None:
         from appsdk_cli.connection import Target
         from appsdk_cli.workbench import Workbench
+        from appsdk_cli.workbench.port import project_port
 
+        # The same port on every start (a bookmarked tab survives a restart), a free one when it is busy.
+        self.port = project_port(project)
+        self.busy_port: int | None = None
         # The MCP URL is known once the supervisor has bound its socket; the page asks nothing before that.
-        self.workbench: Workbench = Workbench(Target(url="http://127.0.0.1:0/mcp", source="appsdk dev"), dev=True)
+        self.workbench: Workbench = Workbench(
+            Target(url="http://127.0.0.1:0/mcp", source="appsdk dev"), port=self.port, dev=True
+        )
 
     def start(self, supervisor: Supervisor) -> None:
-        self.workbench.start()
+        try:
+            self.workbench.start()
+        except AppsdkError:
+            self.busy_port = self.port
+            self.workbench.host.requested_port = 0
+            self.workbench.start()
         supervisor.close_in_workers(*(sock.fileno() for sock in self.workbench.sockets()))
 
     def close(self) -> None:
@@ -40,7 +53,12 @@ class DevWorkbench:
     def started(self, event: Started) -> Started:
         """Point the page at the app's URL; the event, with the workbench's URL for the start-up panel."""
         self.workbench.target = replace(self.workbench.target, url=event.url)
-        return replace(event, workbench=self.url)
+        note = f"its usual port {self.busy_port} was busy" if self.busy_port is not None else None
+        return replace(event, workbench=self.url, workbench_note=note)
+
+    def broken(self, event: AppBroken) -> None:
+        """The app failed to import: every page says so, those opened later too, until a reload imports."""
+        self.workbench.app_broken(event.summary)
 
     def reloaded(self, event: Reloaded) -> None:
         tools = None

@@ -78,6 +78,12 @@ def _session(request: Request) -> PreviewSession:
         raise _unknown_run(run_id) from None
 
 
+def _trace(request: Request) -> Any:
+    """The trace hook for the MCP client of a widget's request (None when the host records no traffic)."""
+    trace_for = request.host.trace_for
+    return trace_for(_run_id(request)) if trace_for is not None else None
+
+
 # --- GET -------------------------------------------------------------------------------------------------
 
 
@@ -124,7 +130,7 @@ def _call(request: Request) -> None:
     except ValueError as problem:
         raise HttpError(HTTPStatus.BAD_REQUEST, str(problem)) from None
     try:
-        result = call_from_widget(session, name, arguments, Bridge(body["bridge"]))
+        result = call_from_widget(session, name, arguments, Bridge(body["bridge"]), _trace(request))
     except PermissionError as refused:
         raise HttpError(HTTPStatus.FORBIDDEN, str(refused)) from None
     if result.get("isError") is True:
@@ -140,7 +146,7 @@ def _read(request: Request) -> None:
     uri = (request.body or {}).get("uri")
     if not isinstance(uri, str):
         raise HttpError(HTTPStatus.BAD_REQUEST, "uri must be a string")
-    request.json(HTTPStatus.OK, {"result": read_from_widget(session, uri)})
+    request.json(HTTPStatus.OK, {"result": read_from_widget(session, uri, _trace(request))})
 
 
 def _forward(request: Request) -> None:
@@ -151,7 +157,7 @@ def _forward(request: Request) -> None:
     if not isinstance(method, str):
         raise HttpError(HTTPStatus.BAD_REQUEST, "method must be a string")
     try:
-        result = forward_from_widget(session, method, params)
+        result = forward_from_widget(session, method, params, _trace(request))
     except PermissionError as refused:
         raise HttpError(HTTPStatus.FORBIDDEN, str(refused)) from None
     request.json(HTTPStatus.OK, {"result": result})

@@ -48,6 +48,10 @@ class Run:
     duration_ms: float | None = None
     result: dict[str, Any] | None = None
     error: str | None = None
+    # The result is isError: what appsdk dev saw the tool raise (exception, the user's frames; a JSON object
+    # of the page's, never sent to the widget), and what to tell the developer beside it.
+    crash: dict[str, Any] | None = None
+    hint: str | None = None
     template_uri: str | None = None
     invoking: str | None = None
     invoked: str | None = None
@@ -100,6 +104,8 @@ class Run:
             "durationMs": self.duration_ms,
             "result": self.result,
             "error": self.error,
+            "crash": self.crash,
+            "hint": self.hint,
             "widget": self.widget,
             "templateUri": self.template_uri,
             "invoking": self.invoking,

@@ -158,19 +158,25 @@ _REFUSALS = {
 }
 
 
-def call_from_widget(preview: PreviewSession, name: str, arguments: dict[str, Any], bridge: Bridge) -> dict[str, Any]:
+def call_from_widget(
+    preview: PreviewSession, name: str, arguments: dict[str, Any], bridge: Bridge, trace: Any = None
+) -> dict[str, Any]:
     """A widget's tools/call or window.openai.callTool, forwarded to the real server; refused, per the
-    bridge it came over, for tools the widget may not call."""
+    bridge it came over, for tools the widget may not call. `trace`: hears the call's MCP messages."""
     if name not in preview.widget_tools[bridge]:
         raise PermissionError(f"the widget may not call {name!r}: {_REFUSALS[bridge]}")
     # A fresh session per call: the dev server may have reloaded between clicks.
     with session(preview.target) as client:
+        if trace is not None:
+            client.trace = trace
         return client.call_tool(name, arguments)
 
 
-def read_from_widget(preview: PreviewSession, uri: str) -> dict[str, Any]:
+def read_from_widget(preview: PreviewSession, uri: str, trace: Any = None) -> dict[str, Any]:
     """A widget's resources/read, forwarded to the real server."""
     with session(preview.target) as client:
+        if trace is not None:
+            client.trace = trace
         return client.read_resource(uri)
 
 
@@ -178,9 +184,13 @@ def read_from_widget(preview: PreviewSession, uri: str) -> dict[str, Any]:
 FORWARDED_LISTS = ("resources/list", "resources/templates/list")
 
 
-def forward_from_widget(preview: PreviewSession, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+def forward_from_widget(
+    preview: PreviewSession, method: str, params: dict[str, Any] | None, trace: Any = None
+) -> dict[str, Any]:
     """A view's resources/list or resources/templates/list, one page, passed through to the server."""
     if method not in FORWARDED_LISTS:
         raise PermissionError(f"the preview does not forward {method} from a widget")
     with session(preview.target) as client:
+        if trace is not None:
+            client.trace = trace
         return client.request(method, params or None)

@@ -45,6 +45,9 @@ class HostState:
         self._runs: dict[str, Run] = {}
         self.files = FileStore()  # window.openai's uploads (sandbox.py serves them)
         self._documents: OrderedDict[str, tuple[str, str]] = OrderedDict()  # widget documents (html, CSP)
+        # Gives the trace hook for a run's MCP client (the workbench's traffic recorder), so a widget's own
+        # requests to the server are recorded like the workbench's calls; None: they are not recorded.
+        self.trace_for: Callable[[str], Any] | None = None
 
     # --- addresses (the server's sockets give them) ----------------------------------------------------
 

@@ -179,7 +179,8 @@ def _dev_panel(event: Any) -> None:
     kind = "SSE" if event.transport == "sse" else "streamable HTTP, stateless JSON"
     grid.add_row("Serving", f"[bold cyan]{escape(event.url)}[/]  [dim]({kind})[/]")
     if event.workbench:
-        grid.add_row("Workbench", f"[bold cyan]{escape(event.workbench)}[/]  [dim](follows every save)[/]")
+        why = f"; {escape(event.workbench_note)}" if event.workbench_note else ""
+        grid.add_row("Workbench", f"[bold cyan]{escape(event.workbench)}[/]  [dim](follows every save{why})[/]")
     grid.add_row("App", escape(event.app))
     reload = "on save of .py .html .css .js .json .toml" if event.reload else "off (--no-reload)"
     grid.add_row("Reload", reload)

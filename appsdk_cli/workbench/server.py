@@ -41,7 +41,7 @@ from appsdk_cli.workbench.events import EventHub
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from appsdk_cli.appmeta import ToolMeta
+    from appsdk_cli.appmeta import ToolCrash, ToolMeta
     from appsdk_cli.client import McpClient
     from appsdk_cli.connection import Target
     from appsdk_cli.host.session import WidgetTemplate
@@ -112,8 +112,11 @@ class Workbench:
         self._threads: set[threading.Thread] = set()
         self._last_reload: dict[str, Any] | None = None
         self.tracer = _make_tracer()
+        self._app_problem: str | None = None  # why the app is broken now (appsdk dev), None while it imports
         if self.tracer is not None:
             self.tracer.subscribe(lambda record: self.events.publish("traffic", record))
+            # A widget's own requests (host page -> /api/call -> server) are MCP exchanges of its run too.
+            self.host.trace_for = self.tracer.for_run
 
     # --- lifecycle -------------------------------------------------------------------------------------
 
@@ -166,6 +169,8 @@ class Workbench:
             },
             "traffic": self.tracer is not None,
             "lastReload": self._last_reload,
+            # A page opened while the app is broken must say so (dev keeps serving the last good version).
+            "app": {"ok": self._app_problem is None, "problem": self._app_problem},
         }
 
     def tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
@@ -278,6 +283,7 @@ class Workbench:
             if arguments is not None:
                 run.arguments = arguments
             run.status, run.error, run.duration_ms = "running", None, None
+            run.crash, run.hint = None, None
             run.started = time.time()
             run.version += 1
             self._flights[run.id] = _InFlight()
@@ -346,7 +352,9 @@ class Workbench:
                 self._threads.discard(threading.current_thread())
 
     def _call(self, run: Run, locale: str | None, flight: _InFlight) -> None:
-        from appsdk_cli.appmeta import tool_meta, without_tool_crash
+        from dataclasses import replace
+
+        from appsdk_cli.appmeta import crash_hint, error_text, tool_crash, tool_meta, without_tool_crash
         from appsdk_cli.connection import session
         from appsdk_cli.host.files import file_arguments
         from appsdk_cli.host.session import PreviewSession, widget_tools
@@ -355,8 +363,10 @@ class Workbench:
         begun = time.monotonic()
         cancelled = flight.cancelled
         # One session per run (the dev server may have reloaded since the last): the tool list, the
-        # call and the template, so a run costs one handshake.
-        with session(self.target) as client:
+        # call and the template, so a run costs one handshake. With a listener for notifications the call
+        # asks for progress (and, in 2026-07-28, logs): the trace shows them as they come, the run too.
+        target = replace(self.target, notify=lambda message: self._notified(run, message))
+        with session(target) as client:
             flight.client = client
             self._attach_tracer(client, run.id)
             tools = self._listed(client)
@@ -399,6 +409,9 @@ class Workbench:
             if cancelled.is_set():
                 return
             result = without_tool_crash(raw)
+            # The widget gets the result as production sends it; the page shows appsdk dev's crash report.
+            crash = tool_crash(raw)
+            hint = crash_hint(error_text(result), crash) if result.get("isError") is True else None
             if meta.template and not early:
                 template, warnings = self._template(client, meta.template)
         if cancelled.is_set():
@@ -421,6 +434,7 @@ class Workbench:
             self.host.show(run.id, None)
         with self._lock:
             run.result, run.warnings = result, warnings
+            run.crash, run.hint = _crash_json(crash), hint
             run.calls += 1
             run.duration_ms = round((time.monotonic() - begun) * 1000, 1)
         self._finish(run, "done")
@@ -474,6 +488,11 @@ class Workbench:
                 run.duration_ms = round((time.time() - run.started) * 1000, 1)
         self.events.publish("run", run.as_json())
 
+    def _notified(self, run: Run, message: dict[str, Any]) -> None:
+        """A progress or log notification of the run's call, as it arrives (the trace has it too)."""
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        self.events.publish("progress", {"run": run.id, "method": message.get("method"), "params": params})
+
     def _attach_tracer(self, client: McpClient, run_id: str | None) -> None:
         if self.tracer is not None:
             client.trace = self.tracer.for_run(run_id) if run_id else self.tracer.hook()
@@ -483,6 +502,12 @@ class Workbench:
             self._on_log_outside(entry)
 
     # --- dev --------------------------------------------------------------------------------------------
+
+    def app_broken(self, problem: str) -> None:
+        """`appsdk dev`'s app failed to import: every page, open now or later, says so until a reload that
+        imports."""
+        self._app_problem = problem
+        self.events.publish("app", {"ok": False, "problem": problem})
 
     def reloaded(
         self,
@@ -503,8 +528,13 @@ class Workbench:
             "tools": tools,
             "codeChanged": code_changed,
             "notice": notice,
+            "problem": None if app_ok else self._app_problem,
             "time": time.time(),
         }
+        if app_ok:
+            self._app_problem = None
+        elif self._app_problem is None:
+            self._app_problem = "the app failed to import"
         self._last_reload = event
         # The page hears of it at once; the tool list follows from another thread, so neither the page
         # nor the dev supervisor (whose loop calls this) waits on a round trip to the new worker.
@@ -622,6 +652,22 @@ class Workbench:
                 handler.wfile.flush()
         except (ConnectionError, TimeoutError, OSError):
             pass  # the page went away
+
+
+def _crash_json(crash: ToolCrash | None) -> dict[str, Any] | None:
+    """What appsdk dev saw a tool raise, for the page: the exception, where, and the user's frames."""
+    if crash is None:
+        return None
+    frames = [dict(zip(("file", "line", "function", "code"), frame, strict=True)) for frame in crash.frames]
+    return {
+        "type": crash.type,
+        "message": crash.message,
+        "summary": crash.summary,
+        "file": crash.file,
+        "line": crash.line,
+        "function": crash.function,
+        "frames": frames,
+    }
 
 
 def _locale(body: dict[str, Any]) -> str | None:

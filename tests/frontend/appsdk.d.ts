@@ -233,6 +233,8 @@ interface AppsdkWorkbenchInfo {
   defaults: { theme: string; displayMode: string; locale: string; profile: string; device: string };
   traffic: boolean;
   lastReload: unknown;
+  /** appsdk dev: whether the app imports now, and why not */
+  app?: { ok: boolean; problem: string | null };
 }
 
 /** One tool of /api/tools, with what the workbench read from its _meta. */
@@ -277,6 +279,21 @@ interface AppsdkRun {
   warnings: string[];
   calls: number;
   version: number;
+  /** An isError result's crash, as appsdk dev reported it (never sent to the widget). */
+  crash?: AppsdkToolCrash | null;
+  /** What to tell the developer beside an isError result. */
+  hint?: string | null;
+}
+
+/** What appsdk dev saw a tool raise (workbench/server.py: _crash_json). */
+interface AppsdkToolCrash {
+  type: string;
+  message: string;
+  summary?: string;
+  file?: string | null;
+  line?: number | null;
+  function?: string | null;
+  frames?: { file: string; line: number; function: string; code: string }[];
 }
 
 /** A dev reload, pushed on /api/events. */
@@ -285,6 +302,8 @@ interface AppsdkReloadEvent {
   seconds?: number | null;
   files?: string[];
   notice?: string | null;
+  /** Why the app failed to import (appOk false). */
+  problem?: string | null;
   codeChanged?: boolean;
   tools?: { changed?: string[]; added?: string[]; removed?: string[] } | null;
 }

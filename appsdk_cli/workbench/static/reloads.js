@@ -17,7 +17,36 @@ export function reloadText(event) {
   const files = changed.slice(0, 3).join(", ") + (changed.length > 3 ? " …" : "");
   return event.appOk
     ? `Reloaded${event.seconds != null ? ` in ${event.seconds.toFixed(2)} s` : ""}${files ? ` (${files})` : ""}`
-    : `The app failed to import after saving ${files}; the widgets keep the last good version (see the terminal).`;
+    : brokenText(event.problem, changed);
+}
+
+/**
+ * The banner's text while the app is broken: after a save (which files), or since dev started. Pure.
+ * @param {string | null | undefined} problem one line: "server.py:12: SyntaxError: invalid syntax"
+ * @param {string[]} [changed] the files of the save that broke it
+ */
+export function brokenText(problem, changed = []) {
+  const files = changed.slice(0, 3).join(", ") + (changed.length > 3 ? " …" : "");
+  const why = problem ? ` (${problem})` : "";
+  return files
+    ? `The app failed to import after saving ${files}${why}; the widgets keep the last good version (see the terminal).`
+    : `The app failed to import${why}; save a fix and the page follows (see the terminal).`;
+}
+
+/**
+ * Show the banner for a broken app (a page opened while it is broken, or one open when it broke); an app
+ * that imports again leaves the banner to the next reload's.
+ * @param {{ ok: boolean, problem?: string | null }} app
+ * @param {AppsdkReloadEvent | null} [lastReload]
+ */
+export function showAppState(app, lastReload) {
+  if (app.ok) return;
+  const banner = $("reload-banner");
+  banner.hidden = false;
+  banner.className = "banner error";
+  const files = lastReload && !lastReload.appOk ? lastReload.files || [] : [];
+  $("reload-text").textContent = brokenText(app.problem, files);
+  $("reload-notice").replaceChildren();
 }
 
 /**

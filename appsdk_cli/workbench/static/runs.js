@@ -11,7 +11,7 @@ import { selectTool, syncFormFromJson } from "./tools.js";
 
 /**
  * A run's status line and its timing, as ChatGPT words the call. Pure.
- * @param {Pick<AppsdkRun, "status" | "tool" | "invoking" | "invoked" | "durationMs" | "result">} data
+ * @param {Pick<AppsdkRun, "status" | "tool" | "invoking" | "invoked" | "durationMs" | "result"> & { crash?: AppsdkToolCrash | null }} data
  * @returns {[string, string]}
  */
 export function statusText(data) {
@@ -20,7 +20,11 @@ export function statusText(data) {
     case "running":
       return [data.invoking || `Calling ${data.tool}…`, ""];
     case "done":
-      return [data.invoked || (data.result && data.result.isError ? `${data.tool} returned an error` : `Called ${data.tool}`), seconds];
+      // An isError result is a failed call, whatever the tool's "invoked" text says.
+      if (data.result && data.result.isError) {
+        return [data.crash ? `${data.tool} raised ${data.crash.type}` : `${data.tool} returned an error`, seconds];
+      }
+      return [data.invoked || `Called ${data.tool}`, seconds];
     case "cancelled":
       return ["Cancelled", seconds];
     case "invalid":
@@ -28,6 +32,36 @@ export function statusText(data) {
     default:
       return ["The call failed", seconds];
   }
+}
+
+/**
+ * What appsdk dev saw a crashed tool raise, as lines: the exception, then each of the user's frames
+ * (file:line in function, and its code), innermost last. Pure.
+ * @param {AppsdkToolCrash} crash
+ * @returns {{ summary: string, frames: { where: string, code: string }[] }}
+ */
+export function crashLines(crash) {
+  const summary = crash.message ? `${crash.type}: ${crash.message}` : crash.type;
+  const frames = (crash.frames || []).map((frame) => ({ where: `${frame.file}:${frame.line} in ${frame.function}`, code: frame.code || "" }));
+  if (!frames.length && crash.file) frames.push({ where: `${crash.file}:${crash.line ?? "?"}${crash.function ? ` in ${crash.function}` : ""}`, code: "" });
+  return { summary, frames };
+}
+
+/**
+ * A progress or log notification of a call in flight, as one short line. Pure.
+ * @param {{ method?: string | null, params?: Record<string, any> }} note
+ */
+export function progressText(note) {
+  const params = note.params || {};
+  if (note.method === "notifications/progress") {
+    const of = typeof params.total === "number" ? `${params.progress}/${params.total}` : String(params.progress ?? "");
+    return [of, typeof params.message === "string" ? params.message : ""].filter(Boolean).join(" · ");
+  }
+  if (note.method === "notifications/message") {
+    const data = typeof params.data === "string" ? params.data : JSON.stringify(params.data ?? "");
+    return `${params.level || "log"}: ${data}`.slice(0, 200);
+  }
+  return "";
 }
 
 /**
@@ -133,6 +167,12 @@ export function upsertRun(bench, data) {
   const [text, meta] = statusText(data);
   part(card, ".status-text").textContent = text;
   part(card, ".run-meta").textContent = [meta, data.calls > 1 ? `run ${data.calls}×` : ""].filter(Boolean).join(" · ");
+  card.dataset.outcome = data.status === "done" && data.result && data.result.isError ? "error" : "";
+  renderCrash(card, data);
+  if (data.status !== "running") {
+    part(card, ".run-progress").hidden = true;
+    run.notes = {};
+  }
   const problem = part(card, ".run-problem");
   const warnings = data.warnings || [];
   problem.hidden = !data.error && !warnings.length;
@@ -158,6 +198,56 @@ export function upsertRun(bench, data) {
     for (const frame of run.frames) frame.cancelCall(data.error || `the call ${data.status === "cancelled" ? "was cancelled" : "failed"}`);
   }
   bench.panels.setRuns([...bench.runs.values()].filter((r) => r.data.widget).map((r) => r.data));
+}
+
+/**
+ * A failed call's report: what the tool raised (appsdk dev's crash report: exception, the user's frames,
+ * file:line) and what to tell the developer; the widget never sees it.
+ * @param {HTMLElement} card
+ * @param {AppsdkRun} data
+ */
+function renderCrash(card, data) {
+  const box = part(card, ".run-crash");
+  box.replaceChildren();
+  const failed = data.status === "done" && data.result && data.result.isError;
+  box.hidden = !failed || (!data.crash && !data.hint);
+  if (box.hidden) return;
+  if (data.crash) {
+    const { summary, frames } = crashLines(data.crash);
+    box.append(Object.assign(document.createElement("div"), { className: "crash-summary", textContent: summary }));
+    const list = Object.assign(document.createElement("ol"), { className: "crash-frames" });
+    for (const frame of frames) {
+      const item = document.createElement("li");
+      item.append(
+        Object.assign(document.createElement("code"), { className: "crash-where", textContent: frame.where }),
+        Object.assign(document.createElement("code"), { className: "crash-code", textContent: frame.code }),
+      );
+      list.append(item);
+    }
+    if (frames.length) box.append(list);
+  }
+  if (data.hint) box.append(Object.assign(document.createElement("p"), { className: "crash-hint", textContent: `Hint: ${data.hint}` }));
+}
+
+/**
+ * A progress or log notification of a run's call in flight (the traffic panel has the message too).
+ * @param {Bench} bench
+ * @param {{ run: string, method?: string | null, params?: Record<string, any> }} note
+ */
+export function showProgress(bench, note) {
+  const run = bench.runs.get(note.run);
+  if (!run || run.data.status !== "running") return;
+  const text = progressText(note);
+  if (!text) return;
+  // The newest progress and the newest log line, side by side: a log line must not hide the progress.
+  /** @type {{ progress?: string, log?: string }} */
+  const notes = run.notes || {};
+  run.notes = notes;
+  if (note.method === "notifications/progress") notes.progress = text;
+  else notes.log = text;
+  const line = part(run.element, ".run-progress");
+  line.hidden = false;
+  line.textContent = [notes.progress, notes.log].filter(Boolean).join(" — ");
 }
 
 /**

@@ -44,13 +44,57 @@ function formatSize(bytes) {
   return `${(bytes / 1e6).toFixed(1)} MB`;
 }
 
-/** @param {unknown} ms */
-function formatDuration(ms) {
+/**
+ * A duration in six characters at most ("999 ms", "1.23 s", "12.3 s", "123 s"): the column stays narrow.
+ * @param {unknown} ms
+ */
+export function formatDuration(ms) {
   if (typeof ms !== "number" || !Number.isFinite(ms)) return "";
   if (ms < 1) return "<1 ms";
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
+  if (ms < 999.5) return `${Math.round(ms)} ms`;
+  if (ms < 99950) return `${(ms / 1000).toFixed(ms < 9995 ? 2 : 1)} s`;
+  return `${Math.round(ms / 1000)} s`;
 }
+
+/**
+ * The time since the first message, in six characters at most, as precise as that allows: "1.234" and
+ * "12.34" (seconds), "1:30.1" and "12:30" (minutes:seconds), "1h02" (hours and minutes). The row's title
+ * has the exact offset and the wall-clock time.
+ * @param {number} ms
+ */
+export function shortOffset(ms) {
+  if (!Number.isFinite(ms)) return "";
+  const sign = ms < 0 ? "-" : "";
+  const abs = Math.abs(ms);
+  const seconds = abs / 1000;
+  if (seconds < 9.9995) return `${sign}${seconds.toFixed(3)}`;
+  if (seconds < 59.995) return `${sign}${seconds.toFixed(2)}`;
+  const minutes = Math.floor(seconds / 60);
+  if (seconds < 599.95) {
+    const rest = (seconds - minutes * 60).toFixed(1).padStart(4, "0");
+    return rest === "60.0" ? `${sign}${minutes + 1}:00.0` : `${sign}${minutes}:${rest}`;
+  }
+  if (minutes < 60) return `${sign}${minutes}:${String(Math.floor(seconds - minutes * 60)).padStart(2, "0")}`;
+  return `${sign}${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}`;
+}
+
+// The prefixes every notification shares: a narrow panel shows the rest (the row's • already says
+// notification, its channel colour says bridge or MCP); the title and the detail view have the full name.
+const METHOD_PREFIXES = ["ui/notifications/", "notifications/"];
+
+/**
+ * A method name as [the shared prefix a narrow panel leaves out, the rest]. Pure.
+ * @param {string} method
+ * @returns {[string, string]}
+ */
+export function methodParts(method) {
+  const prefix = METHOD_PREFIXES.find((p) => method.startsWith(p) && method.length > p.length);
+  return prefix ? [prefix, method.slice(prefix.length)] : ["", method];
+}
+
+// What a narrow panel calls a party (the route column stays short enough for the method to show).
+/** @type {Record<string, string>} */
+const SHORT_PARTIES = { workbench: "bench" };
 
 /** @param {number} ms */
 function formatOffset(ms) {
@@ -60,6 +104,18 @@ function formatOffset(ms) {
   if (abs < 60000) return `${sign}${(abs / 1000).toFixed(3)}`;
   const minutes = Math.floor(abs / 60000);
   return `${sign}${minutes}:${((abs % 60000) / 1000).toFixed(3).padStart(6, "0")}`;
+}
+
+/**
+ * A label with a long and a short form; a narrow panel (traffic.css) shows the short one.
+ * @param {string} className
+ * @param {string} long
+ * @param {string} short
+ */
+function dual(className, long, short) {
+  const node = el("span", className);
+  node.append(el("span", "traffic-long", long), el("span", "traffic-short", short));
+  return node;
 }
 
 /** @param {unknown} id */
@@ -164,17 +220,18 @@ export function createTrafficPanel(element, options = {}) {
 
   const header = el("div", "traffic-row traffic-head");
   header.setAttribute("aria-hidden", "true");
-  for (const [cls, text] of [
-    ["t-time", "Time (s)"],
-    ["t-channel", "Channel"],
-    ["t-route", "From → To"],
-    ["t-method", "Method"],
-    ["t-id", "Id"],
-    ["t-size", "Size"],
-    ["t-duration", "Duration"],
+  for (const [cls, text, short] of [
+    ["t-time", "Time", "Time"],
+    ["t-channel", "Channel", ""],
+    ["t-route", "From → To", "From → To"],
+    ["t-method", "Method", "Method"],
+    ["t-id", "Id", ""],
+    ["t-size", "Size", ""],
+    ["t-duration", "Duration", "Took"],
   ]) {
-    header.append(el("span", cls, text));
+    header.append(short === text ? el("span", cls, text) : dual(cls, text, short));
   }
+  header.firstElementChild?.setAttribute("title", "seconds since the first message");
 
   const viewport = el("div", "traffic-viewport");
   viewport.tabIndex = 0;
@@ -338,20 +395,29 @@ export function createTrafficPanel(element, options = {}) {
     row.dataset.kind = String(r.kind ?? "");
     row.dataset.channel = String(r.channel ?? "");
     if (isFailure(r)) row.classList.add("is-error");
-    const offset = firstTime !== null && Number.isFinite(entry.time) ? formatOffset(entry.time - firstTime) : "";
+    const since = firstTime !== null && Number.isFinite(entry.time) ? entry.time - firstTime : NaN;
+    const time = el("span", "t-time", shortOffset(since));
+    if (Number.isFinite(since)) time.title = `${formatOffset(since)} s after the first message (${r.time})`;
     const channel = el("span", "t-channel");
     channel.append(el("span", "traffic-badge", String(r.channel ?? "?")));
     const route = el("span", "t-route");
-    route.append(
-      el("span", `traffic-party p-${PARTIES[r.from] ?? "other"}`, String(r.from ?? "?")),
-      el("span", "traffic-arrow", "→"),
-      el("span", `traffic-party p-${PARTIES[r.to] ?? "other"}`, String(r.to ?? "?")),
-    );
+    /** @param {unknown} party */
+    const partyName = (party) => {
+      const name = String(party ?? "?");
+      const short = SHORT_PARTIES[name];
+      return short ? dual(`traffic-party p-${PARTIES[name] ?? "other"}`, name, short) : el("span", `traffic-party p-${PARTIES[name] ?? "other"}`, name);
+    };
+    route.append(partyName(r.from), el("span", "traffic-arrow", "→"), partyName(r.to));
+    route.title = `${r.from ?? "?"} → ${r.to ?? "?"}`;
     const method = el("span", "t-method");
-    method.append(el("span", "traffic-kind", kindMark(r)), el("span", "traffic-method-name", String(r.method ?? "(unknown)")));
+    const name = el("span", "traffic-method-name");
+    const [prefix, rest] = methodParts(String(r.method ?? "(unknown)"));
+    if (prefix) name.append(el("span", "traffic-method-prefix", prefix));
+    name.append(rest);
+    method.append(el("span", "traffic-kind", kindMark(r)), name);
     method.title = `${r.kind ?? ""} ${r.method ?? ""}`.trim() + (r.failure ? ` — ${r.failure}` : "");
     row.append(
-      el("span", "t-time", offset),
+      time,
       channel,
       route,
       method,

@@ -10,8 +10,8 @@ import { $, api, createBench, messageOf } from "./bench.js";
 import { applyInspector, applyScheme, loadProfiles, onKey, wireControls, wireResizer } from "./controls.js";
 import { applyWidgetState, readWidgetState } from "./frames.js";
 import { createPanels } from "./panels.js";
-import { onReload } from "./reloads.js";
-import { upsertRun } from "./runs.js";
+import { onReload, showAppState } from "./reloads.js";
+import { showProgress, upsertRun } from "./runs.js";
 import { setTools } from "./tools.js";
 
 /** @type {import("./bench.js").Bench} */
@@ -26,6 +26,7 @@ const bench = createBench({
 const exposed = {
   ready: false,
   reloads: 0,
+  appOk: true,
   /** @type {number | undefined} */
   lastReloadAt: undefined,
   runs: () => [...bench.runs.values()].map((r) => r.data),
@@ -59,11 +60,36 @@ function serverTraffic(record) {
   bench.panels.traffic(record);
 }
 
+/** @type {{ connection: "live" | "retrying" | "down", problem: string | null }} what the dot shows */
+const health = { connection: "retrying", problem: null };
+
+/** The dot: green while the page follows a server whose app imports; red when either is not so. */
+function paintDot() {
+  const dot = $("connection-dot");
+  const broken = health.connection === "live" && health.problem !== null;
+  dot.className = `dot ${health.connection === "live" && !broken ? "live" : "down"}`;
+  dot.title = broken
+    ? `the app is broken: ${health.problem}`
+    : { live: "connected: the page follows the server", retrying: "lost the workbench; reconnecting…", down: "the workbench stopped" }[health.connection];
+}
+
 /** @param {"live" | "retrying" | "down"} state */
 function setConnection(state) {
-  const dot = $("connection-dot");
-  dot.className = `dot ${state === "live" ? "live" : "down"}`;
-  dot.title = { live: "connected: the page follows the server", retrying: "lost the workbench; reconnecting…", down: "the workbench stopped" }[state];
+  health.connection = state;
+  paintDot();
+}
+
+/**
+ * The app's state under appsdk dev: a page opened while it is broken says so like one open when it broke.
+ * @param {{ ok: boolean, problem?: string | null } | undefined} app
+ * @param {AppsdkReloadEvent | null} [lastReload]
+ */
+function setApp(app, lastReload) {
+  if (!app) return;
+  health.problem = app.ok ? null : app.problem || "the app failed to import";
+  exposed.appOk = app.ok;
+  showAppState(app, lastReload);
+  paintDot();
 }
 
 function connectEvents() {
@@ -76,10 +102,16 @@ function connectEvents() {
     for (const run of hello.runs) upsertRun(bench, run);
     for (const record of hello.traffic || []) serverTraffic(record);
     setConnection("live");
+    setApp(hello.info.app, /** @type {AppsdkReloadEvent | null} */ (hello.info.lastReload));
   });
   on("run", (run) => upsertRun(bench, run));
   on("tools", (listing) => setTools(bench, listing, setInfo));
-  on("reload", (event) => onReload(bench, event, exposed));
+  on("reload", (event) => {
+    onReload(bench, event, exposed);
+    setApp(event.appOk ? { ok: true } : { ok: false, problem: event.problem }, event);
+  });
+  on("app", (app) => setApp(app));
+  on("progress", (note) => showProgress(bench, note));
   on("traffic", serverTraffic);
   source.addEventListener("error", () => setConnection(source.readyState === EventSource.CLOSED ? "down" : "retrying"));
 }
