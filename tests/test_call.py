@@ -292,6 +292,68 @@ def test_server_from_dev_json(app):
         stop(dev.process)
 
 
+def _with_dev_on_the_default_url(project: Path, commands: list[tuple[Path, list[str]]]) -> list[dict]:
+    """`appsdk dev` of `project` on 127.0.0.1:8000, and each command run while it serves: in a network
+    namespace of our own where one can be made (port 8000 is then free whatever else runs here), else on
+    this machine's port 8000 if it is free, else skipped."""
+    import os
+    import shutil
+    import socket
+    import subprocess
+
+    from conftest import machine_lock
+
+    driver = [sys.executable, str(FIXTURES / "default_url_dev.py"), str(project)]
+    driver.append(json.dumps([{"cwd": str(cwd), "args": args} for cwd, args in commands]))
+    isolated = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$0" "$@"']
+    env = {**os.environ}
+    env.pop("APPSDK_URL", None)
+    if shutil.which("unshare") and shutil.which("ip") and subprocess.run([*isolated, "true"]).returncode == 0:
+        done = subprocess.run([*isolated, *driver], capture_output=True, text=True, timeout=300, env=env)
+    else:
+        with machine_lock("appsdk-port-8000"), socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", 8000))
+            except OSError:
+                pytest.skip("port 8000 is taken and no network namespace can be made (unshare -rn)")
+            probe.close()
+            done = subprocess.run(driver, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_another_projects_dev_on_the_default_url_is_refused(tmp_path: Path):
+    """In a project whose dev is not running, call/tools/preview do not quietly answer with the app that
+    another project's `appsdk dev` serves on the default URL; an explicit --url to it still works."""
+    other = scaffold("other-club", tmp_path / "other").path
+    this = scaffold("book-club", tmp_path / "this").path
+    outside = tmp_path / "no-project"
+    outside.mkdir()
+    default = "http://127.0.0.1:8000/mcp"
+    results = _with_dev_on_the_default_url(
+        other,
+        [
+            (this, ["call", "list-books"]),
+            (this / "widgets", ["tools"]),
+            (this, ["preview", "list-books", "--no-open"]),
+            (this, ["preview", "--no-open"]),
+            (this, ["call", "list-books", "--url", default, "--json"]),
+            (outside, ["tools", "--json"]),
+        ],
+    )
+    expected = (
+        f"error: {default} is the `appsdk dev` of another project, {other.resolve()}; this project"
+        f" ({this.resolve()}) has no dev running: start it with `appsdk dev`, or pass --url {default} to use that one"
+    )
+    for result in results[:4]:
+        assert result["code"] == 1 and result["stdout"] == "", result
+        assert result["stderr"].strip().splitlines() == [expected], result["stderr"]
+    explicit, elsewhere = results[4:]
+    assert explicit["code"] == 0 and json.loads(explicit["stdout"])["structuredContent"]["books"], explicit
+    # Outside any project there is no app of our own to mistake that one for: the default is used.
+    assert elsewhere["code"] == 0 and json.loads(elsewhere["stdout"])["tools"], elsewhere
+
+
 def test_request_meta_hints_reach_the_server(typed):
     result = appsdk(
         "call",
