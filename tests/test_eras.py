@@ -576,6 +576,7 @@ def test_ctrl_c_during_a_call_tells_the_server_and_exits_130(eras_stateful, home
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=20)
     assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    assert stderr.strip().splitlines() == ["interrupted (Ctrl-C) while waiting for the result of wait"], stderr
     records = [json.loads(line) for line in trace.read_text().splitlines()]
     call = next(r for r in records if r["method"] == "tools/call" and r["kind"] == "request")
     cancelled = [r for r in records if r["method"] == "notifications/cancelled"]

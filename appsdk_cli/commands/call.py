@@ -122,6 +122,18 @@ def _tracing(path: str | None) -> Iterator[Any]:
         warning(f"the trace {path} is incomplete: writing it failed ({tracer.sink_error})")
 
 
+@contextmanager
+def _said_when_interrupted(waiting_for: str) -> Iterator[None]:
+    """Ctrl-C: one line that says what was left unanswered, and exit 130 (as a shell expects)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        from appsdk_cli.render.calls import interrupted
+
+        interrupted(waiting_for)
+        raise typer.Exit(130) from None
+
+
 def _target(
     url: str | None,
     stdio: str | None,
@@ -214,7 +226,11 @@ def call(
         user_location=_parse_json_object("--user-location", user_location),
         extra=_parse_json_object("--meta", meta),
     )
-    with _tracing(trace) as tracer, notifications(as_json=as_json) as show:
+    with (
+        _said_when_interrupted(f"the result of {tool}"),
+        _tracing(trace) as tracer,
+        notifications(as_json=as_json) as show,
+    ):
         target = _target(
             url,
             stdio,
@@ -248,7 +264,7 @@ def tools(
     from appsdk_cli import remote
     from appsdk_cli.render.calls import tools_list
 
-    with _tracing(trace) as tracer:
+    with _said_when_interrupted("the tool list"), _tracing(trace) as tracer:
         outcome = remote.list_tools(_target(url, stdio, timeout, token, protocol, client_id, trace=tracer))
     tools_list(outcome, as_json=as_json)
 
@@ -268,7 +284,7 @@ def resources(
     from appsdk_cli import remote
     from appsdk_cli.render.calls import resources_list
 
-    with _tracing(trace) as tracer:
+    with _said_when_interrupted("the resource list"), _tracing(trace) as tracer:
         outcome = remote.list_resources(_target(url, stdio, timeout, token, protocol, client_id, trace=tracer))
     resources_list(outcome, as_json=as_json)
 
@@ -292,6 +308,6 @@ def read(
     from appsdk_cli import remote
     from appsdk_cli.render.calls import resource_contents
 
-    with _tracing(trace) as tracer:
+    with _said_when_interrupted(f"the contents of {uri}"), _tracing(trace) as tracer:
         outcome = remote.read_resource(_target(url, stdio, timeout, token, protocol, client_id, trace=tracer), uri)
     resource_contents(outcome, as_json=as_json)

@@ -80,6 +80,13 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
         console.print(f"[dim]hint:[/] {escape(hint)}", soft_wrap=True)
 
 
+def interrupted(waiting_for: str) -> None:
+    """Ctrl-C before the answer came: said on stderr, so --json's stdout stays empty."""
+    from appsdk_cli.render.console import escape, stderr
+
+    stderr().print(f"[yellow]interrupted[/] (Ctrl-C) while waiting for {escape(waiting_for)}", soft_wrap=True)
+
+
 def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
     if as_json:
         eras = outcome.eras.as_json() if outcome.eras is not None else None
