@@ -206,6 +206,17 @@ def test_unreachable_server_is_one_line(free_url):
         assert other.returncode == 1 and "cannot reach" in one_line_error(other)
 
 
+def test_https_to_a_plain_http_server_says_to_use_http(app):
+    _, server = app
+    https = server.url.replace("http://", "https://")
+    for command in (["call", "list-books"], ["tools"], ["resources"]):
+        result = appsdk(*command, "--url", https)
+        assert result.returncode == 1, result.stderr
+        assert one_line_error(result) == (
+            f"error: the server at 127.0.0.1:{server.port} speaks plain http, not https; use {server.url}"
+        )
+
+
 def test_not_an_mcp_endpoint(app):
     _, server = app
     result = appsdk("tools", "--url", server.url.replace("/mcp", "/nothing-here"))
