@@ -16,7 +16,7 @@ from appsdk_cli.client import AuthRequired, McpClient, ProtocolError, modern, pa
 from appsdk_cli.client.modern import HEADER_MISMATCH
 from appsdk_cli.client.toolcache import ToolCache, ToolList, cache_key
 from appsdk_cli.connection import Target, may_sign_in, signed_in, token_for
-from appsdk_cli.errors import UsageError
+from appsdk_cli.errors import AppsdkError, UsageError
 
 
 def close_matches(word: str, choices: list[str]) -> list[str]:
@@ -116,8 +116,10 @@ def call_tool(
         if tool is None or arguments is None:
             tool = _listed_tool(client, target, name, cache, key)
             arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
+            _refuse_task_only(tool)
             result = client.call_tool(name, arguments, meta or None)
         else:
+            _refuse_task_only(tool)
             tool, arguments, result = _call_with_fresh_definition(
                 client,
                 target,
@@ -140,6 +142,16 @@ def call_tool(
 
     tool, arguments, result, era = signed_in(target, work)
     return CallOutcome(target, tool_meta(tool), arguments, result, era)
+
+
+def _refuse_task_only(tool: dict[str, Any]) -> None:
+    """A tool that runs only as an MCP task would refuse a plain tools/call (-32601): say why before sending."""
+    execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
+    if execution.get("taskSupport") == "required":
+        raise AppsdkError(
+            f'{tool.get("name")} runs only as an MCP task (its execution.taskSupport is "required"),'
+            " and appsdk call does not run tasks yet"
+        )
 
 
 def _listed_tool(client: McpClient, target: Target, name: str, cache: ToolCache, key: str | None) -> dict[str, Any]:
@@ -244,11 +256,24 @@ class ResourcesOutcome:
     target: Target
     resources: list[dict[str, Any]]
     metas: list[ResourceMeta] = field(default_factory=list)
+    # resources/templates/list, as on the wire: URI templates (RFC 6570) a client fills in to read.
+    templates: list[dict[str, Any]] = field(default_factory=list)
 
 
 def list_resources(target: Target) -> ResourcesOutcome:
-    resources = signed_in(target, lambda client: client.list_resources())
-    return ResourcesOutcome(target, resources, [resource_meta(r) for r in resources])
+    resources, templates = signed_in(target, lambda client: (client.list_resources(), _templates(client)))
+    return ResourcesOutcome(target, resources, [resource_meta(r) for r in resources], templates)
+
+
+def _templates(client: McpClient) -> list[dict[str, Any]]:
+    """The server's resource templates; none when it will not list them (many servers have no such method,
+    and a refusal of this secondary list must not cost the listing of the resources themselves)."""
+    try:
+        return client.list_resource_templates()
+    except AuthRequired:
+        raise
+    except ProtocolError:
+        return []
 
 
 @dataclass

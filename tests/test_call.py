@@ -254,7 +254,7 @@ def test_tools_show_visibility(typed):
     assert "hints: read-only, not destructive, open-world" in out
     assert "visibility: app (ui.visibility ['app']); openai/visibility private (deprecated)" in out
     assert "widget calls: MCP Apps bridge yes; window.openai.callTool yes" in out
-    assert "hints: ?, ?, ? (? = not declared)" in out
+    assert "hints: none (no annotations)" in out and "?" not in out
 
 
 def test_resources_and_read_in_both_flavors(book_club_server, book_club: Path):
@@ -434,3 +434,41 @@ def test_stdio_server(tmp_path: Path):
 )
 def test_protocol_meta_keys_are_told_from_the_apps(key, reserved):
     assert is_protocol_meta_key(key) is reserved
+
+
+@pytest.fixture(scope="module")
+def seams() -> Iterator[RunningServer]:
+    """tests/fixtures/seams_server.py: a task-only tool, tools with some or no annotations, a resource template."""
+    server = serve_fixture("seams_server.py")
+    yield server
+    stop(server.process)
+
+
+def test_tools_say_which_annotations_are_missing_and_which_tool_needs_tasks(seams):
+    # execution.taskSupport is a 2025-11-25 field (2026-07-28 servers leave it out): asked in that era.
+    result = appsdk("tools", "--url", seams.url, "--protocol", "2025-11-25")
+    assert result.returncode == 0, result.stderr
+    blocks = {block.splitlines()[0]: block for block in result.stdout.split("\n\n")[1:]}
+    assert "hints: none (no annotations)" in blocks["bare"] and "?" not in result.stdout
+    assert "hints: read-only (not declared: destructiveHint, openWorldHint)" in blocks["half"]
+    assert "tasks: required (runs only as an MCP task, which appsdk call does not run yet)" in blocks["research"]
+    assert "tasks:" not in blocks["bare"]
+
+
+def test_a_task_only_tool_is_refused_before_it_is_sent(seams):
+    result = appsdk("call", "research", "topic=moths", "--url", seams.url, "--protocol", "2025-11-25")
+    assert result.returncode == 1
+    assert one_line_error(result) == (
+        'error: research runs only as an MCP task (its execution.taskSupport is "required"),'
+        " and appsdk call does not run tasks yet"
+    )
+
+
+def test_resources_lists_the_resource_templates_too(seams):
+    result = appsdk("resources", "--url", seams.url)
+    assert result.returncode == 0, result.stderr
+    assert "1 resource template (fill in the {…} to read one)" in result.stdout
+    assert "books://{book_id}  application/json" in result.stdout and "One book by id" in result.stdout
+    wire = json.loads(appsdk("resources", "--url", seams.url, "--json").stdout)
+    assert [t["uriTemplate"] for t in wire["resourceTemplates"]] == ["books://{book_id}"]
+    assert [r["uri"] for r in wire["resources"]] == ["ui://widget/card.html"]

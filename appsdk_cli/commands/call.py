@@ -45,7 +45,10 @@ Timeout = Annotated[
         "--timeout", help="Seconds each answer may take, in all (however slowly it arrives).", min=0.1, max=MAX_TIMEOUT
     ),
 ]
-Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")]
+Verbose = Annotated[
+    bool,
+    typer.Option("--verbose", "-v", help="Also say which protocol era was spoken; on failure, show the details."),
+]
 Token = Annotated[
     str | None,
     typer.Option(
@@ -243,7 +246,7 @@ def call(
             trace=tracer,
         )
         outcome = remote.call_tool(target, tool, list(arguments or []), args, hints)
-    call_result(outcome, as_json=as_json)
+    call_result(outcome, as_json=as_json, verbose=verbose)
     if outcome.is_error:
         raise AppsdkError(f"{tool} returned isError: {outcome.error_text()}")
 
@@ -259,14 +262,14 @@ def tools(
     protocol: Protocol = "auto",
     trace: TraceFile = None,
 ) -> None:
-    """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility,
-    and which protocol eras the server speaks."""
+    """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility;
+    with --verbose, also which protocol eras the server speaks."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import tools_list
 
     with _said_when_interrupted("the tool list"), _tracing(trace) as tracer:
         outcome = remote.list_tools(_target(url, stdio, timeout, token, protocol, client_id, trace=tracer))
-    tools_list(outcome, as_json=as_json)
+    tools_list(outcome, as_json=as_json, verbose=verbose)
 
 
 def resources(
