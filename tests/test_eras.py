@@ -123,6 +123,23 @@ def test_dev_serves_both_eras_and_sse(tmp_path: Path, home):
         stop(dev.process)
 
 
+def test_dev_sse_transport_serves_sse_only_as_the_guide_says(tmp_path: Path, home):
+    """`--transport sse` serves /sse instead of /mcp: the guide once said /mcp kept answering both eras."""
+    from conftest import REPO
+    from test_dev import start_dev
+
+    guide = " ".join((REPO / "docs" / "guides" / "dev.md").read_text(encoding="utf-8").split())
+    assert "at `/sse` instead of `/mcp`, so `/mcp` then answers 404" in guide
+    project = scaffold("book-club", tmp_path).path
+    dev = start_dev(project, "--transport", "sse")
+    try:
+        assert raw_handshake(f"http://127.0.0.1:{dev.port}/mcp").status_code == 404
+        called = appsdk("call", "list-books", "--json", cwd=project, env=home)  # found from .appsdk/dev.json
+        assert called.returncode == 0, called.stderr
+    finally:
+        stop(dev.process)
+
+
 @pytest.mark.browser  # its --screenshot drives Chromium
 def test_dev_sse_transport_works_with_call_check_and_preview(tmp_path: Path, home):
     from test_dev import start_dev
