@@ -45,6 +45,8 @@ Timeout = Annotated[
         "--timeout", help="Seconds each answer may take, in all (however slowly it arrives).", min=0.1, max=MAX_TIMEOUT
     ),
 ]
+# For the commands that have no protocol era to tell (resources, read, preview).
+FailureDetails = Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")]
 Verbose = Annotated[
     bool,
     typer.Option("--verbose", "-v", help="Also say which protocol era was spoken; on failure, show the details."),
@@ -277,7 +279,7 @@ def resources(
     stdio: Stdio = None,
     as_json: AsJson = False,
     timeout: Timeout = 30.0,
-    verbose: Verbose = False,
+    verbose: FailureDetails = False,
     token: Token = None,
     client_id: ClientId = None,
     protocol: Protocol = "auto",
@@ -301,7 +303,7 @@ def read(
     stdio: Stdio = None,
     as_json: AsJson = False,
     timeout: Timeout = 30.0,
-    verbose: Verbose = False,
+    verbose: FailureDetails = False,
     token: Token = None,
     client_id: ClientId = None,
     protocol: Protocol = "auto",
