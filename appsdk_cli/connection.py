@@ -113,9 +113,11 @@ def _refuse_another_projects_dev(url: str, cwd: Path) -> None:
     owner = running_dev_for_url(url)
     if owner is None or owner[0].resolve() == here:
         return
+    # That dev holds the default port, so this project's needs another: --port 0 picks a free one, and
+    # .appsdk/dev.json then leads call, tools and preview to it.
     raise AppsdkError(
-        f"{url} is the `appsdk dev` of another project, {owner[0]}; this project ({here}) has no dev running:"
-        f" start it with `appsdk dev`, or pass --url {url} to use that one"
+        f"{url} is served by the `appsdk dev` of another project ({owner[0]}); start this project's with"
+        f" `appsdk dev --port 0` (that one holds the port), or pass --url {url} to use that one"
     )
 
 

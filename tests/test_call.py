@@ -353,8 +353,8 @@ def test_another_projects_dev_on_the_default_url_is_refused(tmp_path: Path):
         ],
     )
     expected = (
-        f"error: {default} is the `appsdk dev` of another project, {other.resolve()}; this project"
-        f" ({this.resolve()}) has no dev running: start it with `appsdk dev`, or pass --url {default} to use that one"
+        f"error: {default} is served by the `appsdk dev` of another project ({other.resolve()}); start this"
+        f" project's with `appsdk dev --port 0` (that one holds the port), or pass --url {default} to use that one"
     )
     for result in results[:4]:
         assert result["code"] == 1 and result["stdout"] == "", result
