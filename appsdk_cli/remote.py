@@ -116,10 +116,8 @@ def call_tool(
         if tool is None or arguments is None:
             tool = _listed_tool(client, target, name, cache, key)
             arguments = build_arguments(name, tool.get("inputSchema"), words, args_json)
-            _refuse_task_only(tool)
-            result = client.call_tool(name, arguments, meta or None)
+            result = client.call_tool(name, arguments, meta or None, as_task=_as_task(client, tool))
         else:
-            _refuse_task_only(tool)
             tool, arguments, result = _call_with_fresh_definition(
                 client,
                 target,
@@ -144,14 +142,25 @@ def call_tool(
     return CallOutcome(target, tool_meta(tool), arguments, result, era)
 
 
-def _refuse_task_only(tool: dict[str, Any]) -> None:
-    """A tool that runs only as an MCP task would refuse a plain tools/call (-32601): say why before sending."""
+def _as_task(client: McpClient, tool: dict[str, Any]) -> bool:
+    """Whether to send the call as an MCP task: only a tool that runs no other way (taskSupport "required")
+    is; where the server offers no tasks (or in 2026-07-28, which has none), that is said before sending,
+    since a plain tools/call is refused (-32601)."""
     execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
-    if execution.get("taskSupport") == "required":
+    if execution.get("taskSupport") != "required":
+        return False
+    name = tool.get("name")
+    if client.modern:
         raise AppsdkError(
-            f'{tool.get("name")} runs only as an MCP task (its execution.taskSupport is "required"),'
-            " and appsdk call does not run tasks yet"
+            f'{name} runs only as an MCP task (its execution.taskSupport is "required"), which appsdk runs in'
+            " the 2025-11-25 handshake; pass --protocol 2025-11-25"
         )
+    if not client.offers_tool_tasks():
+        raise AppsdkError(
+            f'{name} runs only as an MCP task (its execution.taskSupport is "required"), but the server does'
+            " not offer tasks (no tasks.requests.tools.call capability)"
+        )
+    return True
 
 
 def _listed_tool(client: McpClient, target: Target, name: str, cache: ToolCache, key: str | None) -> dict[str, Any]:
@@ -190,13 +199,13 @@ def _call_with_fresh_definition(
     """
     name = str(tool.get("name"))
     try:
-        result = client.call_tool(name, arguments, meta or None)
+        result = client.call_tool(name, arguments, meta or None, as_task=_as_task(client, tool))
     except ProtocolError as problem:
         if isinstance(problem, AuthRequired) or problem.code not in STALE_DEFINITION_ERRORS:
             raise
         fresh = _listed_tool(client, target, name, cache, key)
         arguments = rebuild(fresh.get("inputSchema"))
-        return fresh, arguments, client.call_tool(name, arguments, meta or None)
+        return fresh, arguments, client.call_tool(name, arguments, meta or None, as_task=_as_task(client, fresh))
     if result.get("isError") is not True:
         return tool, arguments, result
     fresh = _listed_tool(client, target, name, cache, key)
@@ -206,7 +215,11 @@ def _call_with_fresh_definition(
     changed_headers = modern.header_map(fresh.get("inputSchema")) != modern.header_map(tool.get("inputSchema"))
     if fresh_arguments == arguments and not changed_headers:
         return fresh, arguments, result
-    return fresh, fresh_arguments, client.call_tool(name, fresh_arguments, meta or None)
+    return (
+        fresh,
+        fresh_arguments,
+        client.call_tool(name, fresh_arguments, meta or None, as_task=_as_task(client, fresh)),
+    )
 
 
 def _relink_scope(result: dict[str, Any]) -> str | None:

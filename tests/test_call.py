@@ -451,16 +451,21 @@ def test_tools_say_which_annotations_are_missing_and_which_tool_needs_tasks(seam
     blocks = {block.splitlines()[0]: block for block in result.stdout.split("\n\n")[1:]}
     assert "hints: none (no annotations)" in blocks["bare"] and "?" not in result.stdout
     assert "hints: read-only (not declared: destructiveHint, openWorldHint)" in blocks["half"]
-    assert "tasks: required (runs only as an MCP task, which appsdk call does not run yet)" in blocks["research"]
+    assert (
+        "tasks: required (runs only as an MCP task: appsdk call sends it as one and waits for its result)"
+        in (blocks["research"])
+    )
     assert "tasks:" not in blocks["bare"]
 
 
-def test_a_task_only_tool_is_refused_before_it_is_sent(seams):
+def test_a_task_only_tool_on_a_server_without_tasks_is_refused_before_it_is_sent(seams):
+    # A plain tools/call would be refused (-32601): said plainly instead. server-everything, which offers
+    # tasks, runs one (test_eras_interop.py).
     result = appsdk("call", "research", "topic=moths", "--url", seams.url, "--protocol", "2025-11-25")
     assert result.returncode == 1
     assert one_line_error(result) == (
-        'error: research runs only as an MCP task (its execution.taskSupport is "required"),'
-        " and appsdk call does not run tasks yet"
+        'error: research runs only as an MCP task (its execution.taskSupport is "required"), but the server'
+        " does not offer tasks (no tasks.requests.tools.call capability)"
     )
 
 

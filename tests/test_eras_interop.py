@@ -74,6 +74,17 @@ def test_server_everything_in_each_era(request, home, which, era):
     assert refused.returncode == 1 and "--answer name=..." in refused.stderr and "Traceback" not in refused.stderr
 
 
+def test_server_everything_task_only_tool_runs_as_a_task(everything_http, home):
+    """Its simulate-research-query has execution.taskSupport "required": a plain tools/call gets -32601, so
+    call sends it as a task (tools/call with `task`) and waits for tasks/result."""
+    listed = appsdk("tools", "--url", everything_http, env=home)
+    block = listed.stdout.split("simulate-research-query", 1)[1].split("\n\n", 1)[0]
+    assert "tasks: required (runs only as an MCP task" in block, listed.stdout
+    called = appsdk("call", "simulate-research-query", "topic=moths", "--url", everything_http, "--json", env=home)
+    assert called.returncode == 0, called.stderr
+    assert "Research Report: moths" in json.loads(called.stdout)["content"][0]["text"]
+
+
 def test_server_everything_forced_eras(everything_http, everything_sse, home):
     forced = appsdk("call", "echo", "message=x", "--url", everything_http, "--protocol", "2025-06-18", "-v", env=home)
     assert forced.returncode == 0 and "2025-06-18 handshake" in forced.stdout, forced.stderr

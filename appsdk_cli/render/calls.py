@@ -157,7 +157,7 @@ def _task_support(tool: dict[str, Any]) -> str | None:
     execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
     support = execution.get("taskSupport")
     if support == "required":
-        return "[yellow]required[/] [dim](runs only as an MCP task, which appsdk call does not run yet)[/]"
+        return "required [dim](runs only as an MCP task: appsdk call sends it as one and waits for its result)[/]"
     if support == "optional":
         return "optional [dim](appsdk call runs it as a plain call)[/]"
     return None
