@@ -26,7 +26,7 @@ from appsdk_cli.client import (
     NotificationSink,
     connect,
 )
-from appsdk_cli.errors import UsageError
+from appsdk_cli.errors import AppsdkError, UsageError
 
 T = TypeVar("T")
 
@@ -88,10 +88,37 @@ def find_server(url: str | None, cwd: Path | None = None) -> ServerLocation | No
 
 
 def locate_server(url: str | None, cwd: Path | None = None) -> ServerLocation:
-    """`find_server`, else the default URL (where `appsdk dev` and a scaffolded server listen)."""
+    """`find_server`, else the default URL (where `appsdk dev` and a scaffolded server listen).
+
+    The default is only a guess: when another project's `appsdk dev` serves it, this project's answers
+    would silently come from that app, so it is refused (an explicit --url or $APPSDK_URL to it is not)."""
     from appsdk_cli.project import DEFAULT_URL
 
-    return find_server(url, cwd) or ServerLocation(DEFAULT_URL, "default")
+    found = find_server(url, cwd)
+    if found is not None:
+        return found
+    _refuse_another_projects_dev(DEFAULT_URL, cwd or Path.cwd())
+    return ServerLocation(DEFAULT_URL, "default")
+
+
+def _refuse_another_projects_dev(url: str, cwd: Path) -> None:
+    """An AppsdkError when `cwd` is in a project and another project's running `appsdk dev` serves `url`.
+
+    Outside any project there is no "this app" to confuse with that one, so the default stays usable."""
+    from appsdk_cli.project import find_project, running_dev_for_url
+
+    here = find_project(cwd)
+    if not ((here / "pyproject.toml").is_file() or (here / "server.py").is_file()):
+        return
+    owner = running_dev_for_url(url)
+    if owner is None or owner[0].resolve() == here:
+        return
+    # That dev holds the default port, so this project's needs another: --port 0 picks a free one, and
+    # .appsdk/dev.json then leads call, tools and preview to it.
+    raise AppsdkError(
+        f"{url} is served by the `appsdk dev` of another project ({owner[0]}); start this project's with"
+        f" `appsdk dev --port 0` (that one holds the port), or pass --url {url} to use that one"
+    )
 
 
 def resolve_target(

@@ -16,7 +16,7 @@ from appsdk_cli.client import AuthRequired, McpClient, ProtocolError, modern, pa
 from appsdk_cli.client.modern import HEADER_MISMATCH
 from appsdk_cli.client.toolcache import ToolCache, ToolList, cache_key
 from appsdk_cli.connection import Target, may_sign_in, signed_in, token_for
-from appsdk_cli.errors import UsageError
+from appsdk_cli.errors import AppsdkError, UsageError
 
 
 def close_matches(word: str, choices: list[str]) -> list[str]:
@@ -125,7 +125,7 @@ def call_tool(
         if tool is None or arguments is None:
             tool = _listed_tool(client, target, name, cache, key)
             arguments = build(tool.get("inputSchema"))
-            result = client.call_tool(name, arguments, meta or None)
+            result = client.call_tool(name, arguments, meta or None, as_task=_as_task(client, tool))
         else:
             tool, arguments, result = _call_with_fresh_definition(
                 client,
@@ -149,6 +149,27 @@ def call_tool(
 
     tool, arguments, result, era = signed_in(target, work)
     return CallOutcome(target, tool_meta(tool), arguments, result, era)
+
+
+def _as_task(client: McpClient, tool: dict[str, Any]) -> bool:
+    """Whether to send the call as an MCP task: only a tool that runs no other way (taskSupport "required")
+    is; where the server offers no tasks (or in 2026-07-28, which has none), that is said before sending,
+    since a plain tools/call is refused (-32601)."""
+    execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
+    if execution.get("taskSupport") != "required":
+        return False
+    name = tool.get("name")
+    if client.modern:
+        raise AppsdkError(
+            f'{name} runs only as an MCP task (its execution.taskSupport is "required"), which appsdk runs in'
+            " the 2025-11-25 handshake; pass --protocol 2025-11-25"
+        )
+    if not client.offers_tool_tasks():
+        raise AppsdkError(
+            f'{name} runs only as an MCP task (its execution.taskSupport is "required"), but the server does'
+            " not offer tasks (no tasks.requests.tools.call capability)"
+        )
+    return True
 
 
 def _listed_tool(client: McpClient, target: Target, name: str, cache: ToolCache, key: str | None) -> dict[str, Any]:
@@ -187,13 +208,13 @@ def _call_with_fresh_definition(
     """
     name = str(tool.get("name"))
     try:
-        result = client.call_tool(name, arguments, meta or None)
+        result = client.call_tool(name, arguments, meta or None, as_task=_as_task(client, tool))
     except ProtocolError as problem:
         if isinstance(problem, AuthRequired) or problem.code not in STALE_DEFINITION_ERRORS:
             raise
         fresh = _listed_tool(client, target, name, cache, key)
         arguments = rebuild(fresh.get("inputSchema"))
-        return fresh, arguments, client.call_tool(name, arguments, meta or None)
+        return fresh, arguments, client.call_tool(name, arguments, meta or None, as_task=_as_task(client, fresh))
     if result.get("isError") is not True:
         return tool, arguments, result
     fresh = _listed_tool(client, target, name, cache, key)
@@ -203,7 +224,11 @@ def _call_with_fresh_definition(
     changed_headers = modern.header_map(fresh.get("inputSchema")) != modern.header_map(tool.get("inputSchema"))
     if fresh_arguments == arguments and not changed_headers:
         return fresh, arguments, result
-    return fresh, fresh_arguments, client.call_tool(name, fresh_arguments, meta or None)
+    return (
+        fresh,
+        fresh_arguments,
+        client.call_tool(name, fresh_arguments, meta or None, as_task=_as_task(client, fresh)),
+    )
 
 
 def _relink_scope(result: dict[str, Any]) -> str | None:
@@ -253,11 +278,24 @@ class ResourcesOutcome:
     target: Target
     resources: list[dict[str, Any]]
     metas: list[ResourceMeta] = field(default_factory=list)
+    # resources/templates/list, as on the wire: URI templates (RFC 6570) a client fills in to read.
+    templates: list[dict[str, Any]] = field(default_factory=list)
 
 
 def list_resources(target: Target) -> ResourcesOutcome:
-    resources = signed_in(target, lambda client: client.list_resources())
-    return ResourcesOutcome(target, resources, [resource_meta(r) for r in resources])
+    resources, templates = signed_in(target, lambda client: (client.list_resources(), _templates(client)))
+    return ResourcesOutcome(target, resources, [resource_meta(r) for r in resources], templates)
+
+
+def _templates(client: McpClient) -> list[dict[str, Any]]:
+    """The server's resource templates; none when it will not list them (many servers have no such method,
+    and a refusal of this secondary list must not cost the listing of the resources themselves)."""
+    try:
+        return client.list_resource_templates()
+    except AuthRequired:
+        raise
+    except ProtocolError:
+        return []
 
 
 @dataclass

@@ -86,6 +86,27 @@ def test_bad_arguments_exit_2_with_one_line(apps_home: AppsHome):
     assert json.loads(read.stdout) == {"apps": [json.loads(read.stdout)["apps"][0]], "missingAppIds": ["zz"]}
 
 
+def test_list_sorts_names_as_a_person_reads_them(apps_home: AppsHome):
+    apps_home.register(
+        {"z": dead_url(), "a": dead_url(), "m": dead_url()}, z="Zeta", a="apple", m="Mango"
+    )  # none answers, so all are equally inaccessible: the names alone decide
+    listed = json.loads(apps_home.run("apps", "list", "--json").stdout)
+    assert [a["name"] for a in listed["data"]] == ["apple", "Mango", "Zeta"]
+    table = apps_home.run("apps", "list").stdout
+    assert table.index("apple") < table.index("Mango") < table.index("Zeta")
+
+
+def test_read_of_an_unknown_id_is_one_line(apps_home: AppsHome):
+    apps_home.register({"ghost": dead_url()})
+    result = apps_home.run("apps", "read", "nope")
+    assert one_line_error(result, 2) == "error: not registered: nope (see `appsdk apps list`)"
+    assert result.stdout == ""
+    # A wrong id and an app whose server is down: one line names both, the wrong id deciding the exit code.
+    both = apps_home.run("apps", "read", "nope", "ghost", "--tools")
+    line = one_line_error(both, 2)
+    assert line.startswith("error: not registered: nope (see `appsdk apps list`); cannot list the tools of ghost")
+
+
 def test_a_malformed_apps_toml_is_named_with_its_line_and_never_overwritten(apps_home: AppsHome):
     broken = '[apps.alpha]\nurl = "http://127.0.0.1:1/mcp"\nname = "unterminated\n'
     (apps_home.home / "apps.toml").write_text(broken)

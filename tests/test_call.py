@@ -206,6 +206,17 @@ def test_unreachable_server_is_one_line(free_url):
         assert other.returncode == 1 and "cannot reach" in one_line_error(other)
 
 
+def test_https_to_a_plain_http_server_says_to_use_http(app):
+    _, server = app
+    https = server.url.replace("http://", "https://")
+    for command in (["call", "list-books"], ["tools"], ["resources"]):
+        result = appsdk(*command, "--url", https)
+        assert result.returncode == 1, result.stderr
+        assert one_line_error(result) == (
+            f"error: the server at 127.0.0.1:{server.port} speaks plain http, not https; use {server.url}"
+        )
+
+
 def test_not_an_mcp_endpoint(app):
     _, server = app
     result = appsdk("tools", "--url", server.url.replace("/mcp", "/nothing-here"))
@@ -243,7 +254,7 @@ def test_tools_show_visibility(typed):
     assert "hints: read-only, not destructive, open-world" in out
     assert "visibility: app (ui.visibility ['app']); openai/visibility private (deprecated)" in out
     assert "widget calls: MCP Apps bridge yes; window.openai.callTool yes" in out
-    assert "hints: ?, ?, ? (? = not declared)" in out
+    assert "hints: none (no annotations)" in out and "?" not in out
 
 
 def test_resources_and_read_in_both_flavors(book_club_server, book_club: Path):
@@ -290,6 +301,68 @@ def test_server_from_dev_json(app):
         assert [t["name"] for t in json.loads(result.stdout)["tools"]] == ["list-books"]
     finally:
         stop(dev.process)
+
+
+def _with_dev_on_the_default_url(project: Path, commands: list[tuple[Path, list[str]]]) -> list[dict]:
+    """`appsdk dev` of `project` on 127.0.0.1:8000, and each command run while it serves: in a network
+    namespace of our own where one can be made (port 8000 is then free whatever else runs here), else on
+    this machine's port 8000 if it is free, else skipped."""
+    import os
+    import shutil
+    import socket
+    import subprocess
+
+    from conftest import machine_lock
+
+    driver = [sys.executable, str(FIXTURES / "default_url_dev.py"), str(project)]
+    driver.append(json.dumps([{"cwd": str(cwd), "args": args} for cwd, args in commands]))
+    isolated = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$0" "$@"']
+    env = {**os.environ}
+    env.pop("APPSDK_URL", None)
+    if shutil.which("unshare") and shutil.which("ip") and subprocess.run([*isolated, "true"]).returncode == 0:
+        done = subprocess.run([*isolated, *driver], capture_output=True, text=True, timeout=300, env=env)
+    else:
+        with machine_lock("appsdk-port-8000"), socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", 8000))
+            except OSError:
+                pytest.skip("port 8000 is taken and no network namespace can be made (unshare -rn)")
+            probe.close()
+            done = subprocess.run(driver, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_another_projects_dev_on_the_default_url_is_refused(tmp_path: Path):
+    """In a project whose dev is not running, call/tools/preview do not quietly answer with the app that
+    another project's `appsdk dev` serves on the default URL; an explicit --url to it still works."""
+    other = scaffold("other-club", tmp_path / "other").path
+    this = scaffold("book-club", tmp_path / "this").path
+    outside = tmp_path / "no-project"
+    outside.mkdir()
+    default = "http://127.0.0.1:8000/mcp"
+    results = _with_dev_on_the_default_url(
+        other,
+        [
+            (this, ["call", "list-books"]),
+            (this / "widgets", ["tools"]),
+            (this, ["preview", "list-books", "--no-open"]),
+            (this, ["preview", "--no-open"]),
+            (this, ["call", "list-books", "--url", default, "--json"]),
+            (outside, ["tools", "--json"]),
+        ],
+    )
+    expected = (
+        f"error: {default} is served by the `appsdk dev` of another project ({other.resolve()}); start this"
+        f" project's with `appsdk dev --port 0` (that one holds the port), or pass --url {default} to use that one"
+    )
+    for result in results[:4]:
+        assert result["code"] == 1 and result["stdout"] == "", result
+        assert result["stderr"].strip().splitlines() == [expected], result["stderr"]
+    explicit, elsewhere = results[4:]
+    assert explicit["code"] == 0 and json.loads(explicit["stdout"])["structuredContent"]["books"], explicit
+    # Outside any project there is no app of our own to mistake that one for: the default is used.
+    assert elsewhere["code"] == 0 and json.loads(elsewhere["stdout"])["tools"], elsewhere
 
 
 def test_request_meta_hints_reach_the_server(typed):
@@ -361,3 +434,46 @@ def test_stdio_server(tmp_path: Path):
 )
 def test_protocol_meta_keys_are_told_from_the_apps(key, reserved):
     assert is_protocol_meta_key(key) is reserved
+
+
+@pytest.fixture(scope="module")
+def seams() -> Iterator[RunningServer]:
+    """tests/fixtures/seams_server.py: a task-only tool, tools with some or no annotations, a resource template."""
+    server = serve_fixture("seams_server.py")
+    yield server
+    stop(server.process)
+
+
+def test_tools_say_which_annotations_are_missing_and_which_tool_needs_tasks(seams):
+    # execution.taskSupport is a 2025-11-25 field (2026-07-28 servers leave it out): asked in that era.
+    result = appsdk("tools", "--url", seams.url, "--protocol", "2025-11-25")
+    assert result.returncode == 0, result.stderr
+    blocks = {block.splitlines()[0]: block for block in result.stdout.split("\n\n")[1:]}
+    assert "hints: none (no annotations)" in blocks["bare"] and "?" not in result.stdout
+    assert "hints: read-only (not declared: destructiveHint, openWorldHint)" in blocks["half"]
+    assert (
+        "tasks: required (runs only as an MCP task: appsdk call sends it as one and waits for its result)"
+        in (blocks["research"])
+    )
+    assert "tasks:" not in blocks["bare"]
+
+
+def test_a_task_only_tool_on_a_server_without_tasks_is_refused_before_it_is_sent(seams):
+    # A plain tools/call would be refused (-32601): said plainly instead. server-everything, which offers
+    # tasks, runs one (test_eras_interop.py).
+    result = appsdk("call", "research", "topic=moths", "--url", seams.url, "--protocol", "2025-11-25")
+    assert result.returncode == 1
+    assert one_line_error(result) == (
+        'error: research runs only as an MCP task (its execution.taskSupport is "required"), but the server'
+        " does not offer tasks (no tasks.requests.tools.call capability)"
+    )
+
+
+def test_resources_lists_the_resource_templates_too(seams):
+    result = appsdk("resources", "--url", seams.url)
+    assert result.returncode == 0, result.stderr
+    assert "1 resource template (fill in the {…} to read one)" in result.stdout
+    assert "books://{book_id}  application/json" in result.stdout and "One book by id" in result.stdout
+    wire = json.loads(appsdk("resources", "--url", seams.url, "--json").stdout)
+    assert [t["uriTemplate"] for t in wire["resourceTemplates"]] == ["books://{book_id}"]
+    assert [r["uri"] for r in wire["resources"]] == ["ui://widget/card.html"]

@@ -123,6 +123,23 @@ def test_dev_serves_both_eras_and_sse(tmp_path: Path, home):
         stop(dev.process)
 
 
+def test_dev_sse_transport_serves_sse_only_as_the_guide_says(tmp_path: Path, home):
+    """`--transport sse` serves /sse instead of /mcp: the guide once said /mcp kept answering both eras."""
+    from conftest import REPO
+    from test_dev import start_dev
+
+    guide = " ".join((REPO / "docs" / "guides" / "dev.md").read_text(encoding="utf-8").split())
+    assert "at `/sse` instead of `/mcp`, so `/mcp` then answers 404" in guide
+    project = scaffold("book-club", tmp_path).path
+    dev = start_dev(project, "--transport", "sse")
+    try:
+        assert raw_handshake(f"http://127.0.0.1:{dev.port}/mcp").status_code == 404
+        called = appsdk("call", "list-books", "--json", cwd=project, env=home)  # found from .appsdk/dev.json
+        assert called.returncode == 0, called.stderr
+    finally:
+        stop(dev.process)
+
+
 @pytest.mark.browser  # its --screenshot drives Chromium
 def test_dev_sse_transport_works_with_call_check_and_preview(tmp_path: Path, home):
     from test_dev import start_dev
@@ -135,7 +152,7 @@ def test_dev_sse_transport_works_with_call_check_and_preview(tmp_path: Path, hom
         assert called.returncode == 0, called.stderr
         assert json.loads(called.stdout)["structuredContent"]["books"][0]["title"] == "Frankenstein"
         # Inside the project, call finds the running dev server (and its /sse URL) by itself.
-        found = appsdk("call", "list-books", cwd=project, env=home)
+        found = appsdk("call", "list-books", "--verbose", cwd=project, env=home)
         assert found.returncode == 0 and "HTTP+SSE" in found.stdout, found.stderr
         checked = appsdk("check", "--url", sse_url, "--json", env=home)
         report = json.loads(checked.stdout)
@@ -216,8 +233,11 @@ def test_a_port_reused_by_a_2025_server_is_found_out_again_by_every_command(node
 
 
 def test_cli_caches_the_era_under_appsdk_home(scaffold_app, home):
-    result = appsdk("call", "list-books", "--url", scaffold_app.url, env=home)
-    assert result.returncode == 0 and f"in {MODERN}" in result.stdout, result.stderr
+    result = appsdk("call", "list-books", "--url", scaffold_app.url, "--verbose", env=home)
+    assert result.returncode == 0 and f"protocol {MODERN}" in result.stdout, result.stderr
+    # Without --verbose the era is not said: it means nothing to someone who has not met MCP's eras.
+    plain = appsdk("call", "list-books", "--url", scaffold_app.url, env=home)
+    assert plain.returncode == 0 and MODERN not in plain.stdout and "handshake" not in plain.stdout, plain.stdout
     cached = json.loads((Path(home["APPSDK_HOME"]) / "eras.json").read_text())
     assert cached[scaffold_app.url]["version"] == MODERN
 
@@ -229,8 +249,13 @@ def test_tools_reports_the_eras_and_the_dropped_tool(eras_app, home):
     assert "x-mcp-header" in listing["dropped"]["bad-header"]
     spoken = {(e["version"], e["transport"]) for e in listing["eras"]["spoken"]}
     assert spoken == {(MODERN, "streamable-http"), ("2025-11-25", "streamable-http"), ("2025-06-18", "streamable-http")}
-    shown = appsdk("tools", "--url", eras_app.url, env=home)
-    assert "speaks: 2026-07-28" in shown.stdout and "left out bad-header" in shown.stdout
+    shown = appsdk("tools", "--url", eras_app.url, "--verbose", env=home)
+    assert "protocol: 2026-07-28 (the server also speaks the 2025-11-25 handshake and the 2025-06-18 handshake)" in (
+        shown.stdout
+    )
+    assert "left out bad-header" in shown.stdout
+    plain = appsdk("tools", "--url", eras_app.url, env=home)
+    assert "protocol:" not in plain.stdout and "left out bad-header" in plain.stdout
     refused = appsdk("call", "bad-header", "amount=1.5", "--url", eras_app.url, env=home)
     assert refused.returncode == 2 and "left out of tools/list in 2026-07-28" in one_line_error(refused)
     # In the handshake era the annotation means nothing, so nothing is left out.
@@ -313,7 +338,7 @@ def test_a_tools_question_is_answered_from_the_command_line(request, home, fixtu
     server: RunningServer = request.getfixturevalue(fixture)
     url = server.url.replace("/mcp", "/sse") if fixture == "eras_sse" else server.url
     args = ("call", "book-table", "restaurant=Noma", "--url", url, "--protocol", protocol)
-    answered = appsdk(*args, "--answer", "guests=2", "--answer", "name=Ada Lovelace", env=home)
+    answered = appsdk(*args, "--answer", "guests=2", "--answer", "name=Ada Lovelace", "--verbose", env=home)
     assert answered.returncode == 0, answered.stderr
     assert era in answered.stdout and '"guests": 2' in answered.stdout and '"vegan": false' in answered.stdout
     as_json = appsdk(*args, "--answers", '{"guests": 4, "name": "Grace", "vegan": true}', "--json", env=home)
@@ -576,6 +601,7 @@ def test_ctrl_c_during_a_call_tells_the_server_and_exits_130(eras_stateful, home
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=20)
     assert process.returncode == 130 and "Traceback" not in stderr, stderr
+    assert stderr.strip().splitlines() == ["interrupted (Ctrl-C) while waiting for the result of wait"], stderr
     records = [json.loads(line) for line in trace.read_text().splitlines()]
     call = next(r for r in records if r["method"] == "tools/call" and r["kind"] == "request")
     cancelled = [r for r in records if r["method"] == "notifications/cancelled"]

@@ -56,7 +56,7 @@ def test_server_everything_in_each_era(request, home, which, era):
     names = [t["name"] for t in listed["tools"]]
     assert "echo" in names and "trigger-long-running-operation" in names
     assert not any(e["version"] == "2026-07-28" for e in listed["eras"]["spoken"])
-    echoed = appsdk("call", "echo", "message=héllo", "--url", url, env=home)
+    echoed = appsdk("call", "echo", "message=héllo", "--url", url, "--verbose", env=home)
     assert echoed.returncode == 0 and era in echoed.stdout and "Echo: héllo" in echoed.stdout, echoed.stderr
     # Progress arrives while the call runs: JSON lines on stderr, the result on stdout.
     slow = appsdk("call", "trigger-long-running-operation", "duration=1", "steps=3", "--url", url, "--json", env=home)
@@ -74,10 +74,21 @@ def test_server_everything_in_each_era(request, home, which, era):
     assert refused.returncode == 1 and "--answer name=..." in refused.stderr and "Traceback" not in refused.stderr
 
 
+def test_server_everything_task_only_tool_runs_as_a_task(everything_http, home):
+    """Its simulate-research-query has execution.taskSupport "required": a plain tools/call gets -32601, so
+    call sends it as a task (tools/call with `task`) and waits for tasks/result."""
+    listed = appsdk("tools", "--url", everything_http, env=home)
+    block = listed.stdout.split("simulate-research-query", 1)[1].split("\n\n", 1)[0]
+    assert "tasks: required (runs only as an MCP task" in block, listed.stdout
+    called = appsdk("call", "simulate-research-query", "topic=moths", "--url", everything_http, "--json", env=home)
+    assert called.returncode == 0, called.stderr
+    assert "Research Report: moths" in json.loads(called.stdout)["content"][0]["text"]
+
+
 def test_server_everything_forced_eras(everything_http, everything_sse, home):
-    forced = appsdk("call", "echo", "message=x", "--url", everything_http, "--protocol", "2025-06-18", env=home)
+    forced = appsdk("call", "echo", "message=x", "--url", everything_http, "--protocol", "2025-06-18", "-v", env=home)
     assert forced.returncode == 0 and "2025-06-18 handshake" in forced.stdout, forced.stderr
-    sse = appsdk("call", "echo", "message=x", "--url", everything_sse, "--protocol", "2024-11-05", env=home)
+    sse = appsdk("call", "echo", "message=x", "--url", everything_sse, "--protocol", "2024-11-05", "-v", env=home)
     assert sse.returncode == 0 and "HTTP+SSE" in sse.stdout, sse.stderr
     modern = appsdk("call", "echo", "message=x", "--url", everything_http, "--protocol", "2026-07-28", env=home)
     assert modern.returncode == 1 and "Traceback" not in modern.stderr
@@ -447,7 +458,7 @@ def test_an_mcp1_fastmcp_app_in_each_transport(mcp1_python, tmp_path: Path, home
     server = serve([mcp1_python, str(app), transport, str(port)], port)
     try:
         url = f"http://127.0.0.1:{port}{path}"
-        called = appsdk("call", "hello", "name=Ada", "--url", url, env=home)
+        called = appsdk("call", "hello", "name=Ada", "--url", url, "--verbose", env=home)
         assert called.returncode == 0 and era in called.stdout and "Hello, Ada!" in called.stdout, called.stderr
         checked = json.loads(appsdk("check", "--url", url, "--json", env=home).stdout)
         assert "APPS801" in [f["rule"] for f in checked["findings"]]  # no 2026-07-28: a warning, not an error

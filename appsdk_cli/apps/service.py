@@ -353,7 +353,10 @@ class AppsService:
                 app_info(app, accessible=app.id in accessible, enabled=rules.app_enabled(policy, app.id).allowed)
                 for app in apps
             ]
-            return sorted(rows, key=lambda row: (not row["isAccessible"], row["name"], row["id"]))
+            # By name as a person reads it ("apple" before "Zeta"), then exactly, so the order is stable.
+            return sorted(
+                rows, key=lambda row: (not row["isAccessible"], row["name"].casefold(), row["name"], row["id"])
+            )
 
         if on_update is not None:
             # The directory has loaded: say so with what is known of access so far (cached listings only).

@@ -276,6 +276,12 @@ class HttpTransport:
         raise ConnectError(f"{self.description} redirects too often")
 
     def _unreachable(self, problem: BaseException) -> ConnectError:
+        if _plain_http_answered_tls(problem) and self.url.lower().startswith("https://"):
+            plain = "http://" + self.url[len("https://") :]
+            origin = self.url[len("https://") :].split("/", 1)[0]
+            return ConnectError(
+                f"the server at {origin} speaks plain http, not https; use {plain}", detail=repr(problem)
+            )
         reason = getattr(problem, "strerror", None) or str(problem) or type(problem).__name__
         return ConnectError(f"cannot reach the MCP server at {self.description}: {reason}", detail=repr(problem))
 
@@ -458,3 +464,18 @@ class HttpTransport:
                 self._request("DELETE", None).read()
             self.session_id = None
         self._drop_connection()
+
+
+# What OpenSSL says when the "TLS" answer is plain text: an HTTP server answering the ClientHello with a 400
+# (1.1 and 3.0 say wrong version number; 3.2 and later, record layer failure or packet length too long).
+_PLAIN_TEXT_TLS_REASONS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"})
+
+
+def _plain_http_answered_tls(problem: BaseException) -> bool:
+    import ssl
+
+    return (
+        isinstance(problem, ssl.SSLError)
+        and not isinstance(problem, ssl.SSLCertVerificationError)
+        and getattr(problem, "reason", None) in _PLAIN_TEXT_TLS_REASONS
+    )

@@ -59,6 +59,8 @@ MAX_INPUT_ROUNDS = 10
 # A cancellation is a courtesy to the server: it must not hold up whoever cancels for a whole --timeout.
 CANCEL_SECONDS = 5.0
 SHOWN_NOTIFICATIONS = ("notifications/progress", "notifications/message")
+# How long a server keeps a task's result once it is done (ms): ample for the `tasks/result` that follows at once.
+TASK_TTL_MS = 300_000
 
 
 @dataclass
@@ -623,9 +625,23 @@ class McpClient:
     def list_resource_templates(self) -> list[dict[str, Any]]:
         return self._paginated("resources/templates/list", "resourceTemplates")["resourceTemplates"]
 
-    def call_tool(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The CallToolResult as the server sent it; `isError` results are returned, not raised."""
+    def offers_tool_tasks(self) -> bool:
+        """Whether the server runs tools/call as a task (2025-11-25 `tasks.requests.tools.call`)."""
+        tasks = self.server.capabilities.get("tasks") if self.server else None
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        return isinstance(tools, dict) and "call" in tools
+
+    def call_tool(
+        self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None, *, as_task: bool = False
+    ) -> dict[str, Any]:
+        """The CallToolResult as the server sent it; `isError` results are returned, not raised.
+
+        `as_task`: send it as an MCP task (2025-11-25) and wait for its result with `tasks/result`, which
+        answers once the task is done (a tool whose execution.taskSupport is "required" runs no other way)."""
         params: dict[str, Any] = {"name": name, "arguments": arguments}
+        if as_task:
+            params["task"] = {"ttl": TASK_TTL_MS}
         meta = dict(meta or {})
         if self.on_notification is not None:
             self._next_progress += 1
@@ -634,7 +650,11 @@ class McpClient:
                 meta.setdefault(modern.LOG_LEVEL_META, "info")  # 2026-07-28 logs are opted into per request
         if meta:
             params["_meta"] = meta
-        return self.request("tools/call", params)
+        answer = self.request("tools/call", params)
+        task = answer.get("task") if as_task else None
+        if not isinstance(task, dict) or not isinstance(task.get("taskId"), str):
+            return answer  # a plain call, or a server that ran it at once after all
+        return self.request("tasks/result", {"taskId": task["taskId"]})
 
     def read_resource(self, uri: str) -> dict[str, Any]:
         return self.request("resources/read", {"uri": uri})

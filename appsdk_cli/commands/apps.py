@@ -154,12 +154,15 @@ def read(
 
     result = _service(timeout).read(list(app_ids), include_tools=tools)
     apps_read(result, as_json=as_json)
-    if result.unregistered:
-        raise UsageError(f"not registered: {', '.join(result.unregistered)} (see `appsdk apps list`)")
     if not result.feature_enabled:
         raise AppsdkError("the apps feature is off ([features] apps = false), so every app is missing")
-    if result.failures:
-        raise AppsdkError("; ".join(f"cannot list the tools of {failure}" for failure in result.failures))
+    # One line names every missing id and why, the wrong id (exit 2) first.
+    failed = "; ".join(f"cannot list the tools of {failure}" for failure in result.failures)
+    if result.unregistered:
+        unknown = f"not registered: {', '.join(result.unregistered)} (see `appsdk apps list`)"
+        raise UsageError(f"{unknown}; {failed}" if failed else unknown)
+    if failed:
+        raise AppsdkError(failed)
 
 
 def app_server(

@@ -45,7 +45,12 @@ Timeout = Annotated[
         "--timeout", help="Seconds each answer may take, in all (however slowly it arrives).", min=0.1, max=MAX_TIMEOUT
     ),
 ]
-Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")]
+# For the commands that have no protocol era to tell (resources, read, preview).
+FailureDetails = Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")]
+Verbose = Annotated[
+    bool,
+    typer.Option("--verbose", "-v", help="Also say which protocol era was spoken; on failure, show the details."),
+]
 Token = Annotated[
     str | None,
     typer.Option(
@@ -120,6 +125,18 @@ def _tracing(path: str | None) -> Iterator[Any]:
         yield tracer
     if tracer.sink_error:
         warning(f"the trace {path} is incomplete: writing it failed ({tracer.sink_error})")
+
+
+@contextmanager
+def _said_when_interrupted(waiting_for: str) -> Iterator[None]:
+    """Ctrl-C: one line that says what was left unanswered, and exit 130 (as a shell expects)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        from appsdk_cli.render.calls import interrupted
+
+        interrupted(waiting_for)
+        raise typer.Exit(130) from None
 
 
 def _target(
@@ -214,7 +231,11 @@ def call(
         user_location=_parse_json_object("--user-location", user_location),
         extra=_parse_json_object("--meta", meta),
     )
-    with _tracing(trace) as tracer, notifications(as_json=as_json) as show:
+    with (
+        _said_when_interrupted(f"the result of {tool}"),
+        _tracing(trace) as tracer,
+        notifications(as_json=as_json) as show,
+    ):
         target = _target(
             url,
             stdio,
@@ -227,7 +248,7 @@ def call(
             trace=tracer,
         )
         outcome = remote.call_tool(target, tool, list(arguments or []), args, hints)
-    call_result(outcome, as_json=as_json)
+    call_result(outcome, as_json=as_json, verbose=verbose)
     if outcome.is_error:
         raise AppsdkError(f"{tool} returned isError: {outcome.error_text()}")
 
@@ -243,14 +264,14 @@ def tools(
     protocol: Protocol = "auto",
     trace: TraceFile = None,
 ) -> None:
-    """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility,
-    and which protocol eras the server speaks."""
+    """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility;
+    with --verbose, also which protocol eras the server speaks."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import tools_list
 
-    with _tracing(trace) as tracer:
+    with _said_when_interrupted("the tool list"), _tracing(trace) as tracer:
         outcome = remote.list_tools(_target(url, stdio, timeout, token, protocol, client_id, trace=tracer))
-    tools_list(outcome, as_json=as_json)
+    tools_list(outcome, as_json=as_json, verbose=verbose)
 
 
 def resources(
@@ -258,7 +279,7 @@ def resources(
     stdio: Stdio = None,
     as_json: AsJson = False,
     timeout: Timeout = 30.0,
-    verbose: Verbose = False,
+    verbose: FailureDetails = False,
     token: Token = None,
     client_id: ClientId = None,
     protocol: Protocol = "auto",
@@ -268,7 +289,7 @@ def resources(
     from appsdk_cli import remote
     from appsdk_cli.render.calls import resources_list
 
-    with _tracing(trace) as tracer:
+    with _said_when_interrupted("the resource list"), _tracing(trace) as tracer:
         outcome = remote.list_resources(_target(url, stdio, timeout, token, protocol, client_id, trace=tracer))
     resources_list(outcome, as_json=as_json)
 
@@ -282,7 +303,7 @@ def read(
     stdio: Stdio = None,
     as_json: AsJson = False,
     timeout: Timeout = 30.0,
-    verbose: Verbose = False,
+    verbose: FailureDetails = False,
     token: Token = None,
     client_id: ClientId = None,
     protocol: Protocol = "auto",
@@ -292,6 +313,6 @@ def read(
     from appsdk_cli import remote
     from appsdk_cli.render.calls import resource_contents
 
-    with _tracing(trace) as tracer:
+    with _said_when_interrupted(f"the contents of {uri}"), _tracing(trace) as tracer:
         outcome = remote.read_resource(_target(url, stdio, timeout, token, protocol, client_id, trace=tracer), uri)
     resource_contents(outcome, as_json=as_json)

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from appsdk_cli.commands.call import ArgsJson, ClientId, Protocol, Timeout, Token, ToolArguments, Url, Verbose
+from appsdk_cli.commands.call import (
+    ArgsJson,
+    ClientId,
+    FailureDetails,
+    Protocol,
+    Timeout,
+    Token,
+    ToolArguments,
+    Url,
+)
 
 if TYPE_CHECKING:
     from appsdk_cli.preview import PreviewServer, PreviewSession
@@ -95,7 +104,7 @@ def preview(
         typer.Option("--allow-errors", help="With --screenshot: exit 0 even when the widget failed (still reported)."),
     ] = False,
     timeout: Timeout = 30.0,
-    verbose: Verbose = False,
+    verbose: FailureDetails = False,
     token: Token = None,
     client_id: ClientId = None,
     protocol: Protocol = "auto",

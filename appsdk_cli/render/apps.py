@@ -173,6 +173,4 @@ def apps_read(result: ReadResult, *, as_json: bool) -> None:
             if not tool.decision.allowed:
                 notes.append(f"[red]{escape(tool.decision.reason or 'disabled')}[/]")
             console.print(f"  {mark} {escape(tool.name)}" + (f"  [dim]{' · '.join(notes)}[/]" if notes else ""))
-    if result.missing:
-        console.print()
-        console.print(f"[yellow]missing:[/] {escape(', '.join(result.missing))}", soft_wrap=True)
+    # No "missing:" line: each missing id is unregistered, unlisted or off, and the error line says which.

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from appsdk_cli.remote import CallOutcome, ReadOutcome, ResourcesOutcome, ToolsOutcome
 
 
-from appsdk_cli.render.console import count, flag, json_line, printable, stdout
+from appsdk_cli.render.console import count, json_line, printable, stdout
 
 
 def _pretty_json(value: Any) -> str:
@@ -40,7 +40,7 @@ def _content_lines(blocks: Any) -> list[str]:
     return lines
 
 
-def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
+def call_result(outcome: CallOutcome, *, as_json: bool, verbose: bool = False) -> None:
     if as_json:
         json_line(outcome.result)
         return
@@ -52,7 +52,8 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
     result = outcome.result
     failed = outcome.is_error
     header = f"[bold red]{escape(tool.name)} failed (isError)[/]" if failed else f"[bold]{escape(tool.name)}[/]"
-    era = f" in {escape(outcome.era)}" if outcome.era else ""
+    # The protocol era is for someone debugging the wire; a newcomer reads it as noise.
+    era = f", protocol {escape(outcome.era)}" if outcome.era and verbose else ""
     console.print(f"{header} [dim]on {escape(outcome.target.description)}{era}[/]", soft_wrap=True)
     if tool.invoking or tool.invoked:
         console.print(
@@ -80,7 +81,14 @@ def call_result(outcome: CallOutcome, *, as_json: bool) -> None:
         console.print(f"[dim]hint:[/] {escape(hint)}", soft_wrap=True)
 
 
-def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
+def interrupted(waiting_for: str) -> None:
+    """Ctrl-C before the answer came: said on stderr, so --json's stdout stays empty."""
+    from appsdk_cli.render.console import escape, stderr
+
+    stderr().print(f"[yellow]interrupted[/] (Ctrl-C) while waiting for {escape(waiting_for)}", soft_wrap=True)
+
+
+def tools_list(outcome: ToolsOutcome, *, as_json: bool, verbose: bool = False) -> None:
     if as_json:
         eras = outcome.eras.as_json() if outcome.eras is not None else None
         json_line({"tools": outcome.tools, "era": outcome.era, "eras": eras, "dropped": outcome.dropped})
@@ -89,7 +97,7 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
 
     console = stdout()
     console.print(f"[bold]{count(len(outcome.metas), 'tool')}[/] [dim]on {escape(outcome.target.description)}[/]")
-    _eras_lines(console, outcome)
+    _eras_lines(console, outcome, verbose=verbose)
     # Widget calls matter once some tool names a widget or says which widgets may call it.
     has_widgets = any(
         t.template or t.ui_visibility is not None or t.widget_accessible is not None for t in outcome.metas
@@ -118,20 +126,41 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool) -> None:
                 f"  [cyan]invoking:[/] {escape(tool.invoking or '-')}  [cyan]invoked:[/] {escape(tool.invoked or '-')}",
                 soft_wrap=True,
             )
-        hints = ", ".join(
-            [
-                flag(tool.read_only, "read-only", "writes"),
-                flag(tool.destructive, "destructive", "not destructive"),
-                flag(tool.open_world, "open-world", "closed-world"),
-            ]
-        )
-        console.print(f"  [cyan]hints:[/] {hints}" + (" [dim](? = not declared)[/]" if "?" in hints else ""))
+        console.print(f"  [cyan]hints:[/] {_hints(tool)}", soft_wrap=True)
+        tasks = _task_support(raw)
+        if tasks:
+            console.print(f"  [cyan]tasks:[/] {tasks}", soft_wrap=True)
         console.print(f"  [cyan]visibility:[/] {escape(_visibility(tool))}", soft_wrap=True)
         if has_widgets:
             console.print(f"  [cyan]widget calls:[/] {_widget_calls(tool)}", soft_wrap=True)
     if outcome.metas:
         console.print()
         console.print("[dim]Call one: appsdk call NAME KEY=VALUE ...[/]")
+
+
+def _hints(tool: ToolMeta) -> str:
+    """The declared annotations in words; the undeclared ones named, not shown as "?"."""
+    hints = [
+        ("readOnlyHint", tool.read_only, "read-only", "writes"),
+        ("destructiveHint", tool.destructive, "destructive", "not destructive"),
+        ("openWorldHint", tool.open_world, "open-world", "closed-world"),
+    ]
+    said = [yes if value else no for _, value, yes, no in hints if value is not None]
+    unsaid = [key for key, value, _, _ in hints if value is None]
+    if not said:
+        return "none [dim](no annotations)[/]"
+    return ", ".join(said) + (f" [dim](not declared: {', '.join(unsaid)})[/]" if unsaid else "")
+
+
+def _task_support(tool: dict[str, Any]) -> str | None:
+    """What execution.taskSupport asks of the caller, as rich markup; None when the tool runs as a plain call."""
+    execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
+    support = execution.get("taskSupport")
+    if support == "required":
+        return "required [dim](runs only as an MCP task: appsdk call sends it as one and waits for its result)[/]"
+    if support == "optional":
+        return "optional [dim](appsdk call runs it as a plain call)[/]"
+    return None
 
 
 def _argument_lines(tool: dict[str, Any]) -> list[str]:
@@ -215,16 +244,13 @@ def _widget_calls(tool: ToolMeta) -> str:
     return "; ".join(parts)
 
 
-def _eras_lines(console: Any, outcome: ToolsOutcome) -> None:
+def _eras_lines(console: Any, outcome: ToolsOutcome, *, verbose: bool) -> None:
     from appsdk_cli.render.console import escape
 
-    if outcome.eras is not None:
-        spoken = ", ".join(outcome.eras.labels) or "none that appsdk could confirm"
-        console.print(
-            f"[cyan]speaks:[/] {escape(spoken)} [dim](this listing: {escape(outcome.era)})[/]", soft_wrap=True
-        )
-    elif outcome.era:
-        console.print(f"[cyan]speaks:[/] {escape(outcome.era)}", soft_wrap=True)
+    if verbose and outcome.era:
+        others = _other_eras(outcome)
+        also = f" [dim](the server also speaks {escape(' and '.join(others))})[/]" if others else ""
+        console.print(f"[cyan]protocol:[/] {escape(outcome.era)}{also}", soft_wrap=True)
     for name, why in outcome.dropped.items():
         console.print(
             f"[yellow]left out {escape(name)}[/]: 2026-07-28 clients drop it ({escape(why)}); see `appsdk check`",
@@ -232,9 +258,27 @@ def _eras_lines(console: Any, outcome: ToolsOutcome) -> None:
         )
 
 
+def _other_eras(outcome: ToolsOutcome) -> list[str]:
+    """The eras the probe found beside the one this listing came in. Over HTTP+SSE the probe offers the
+    2024-11-05 handshake and a session the newest, so a server that took both is one transport, said once."""
+    from appsdk_cli.client.eras import SSE
+
+    if outcome.eras is None:
+        return []
+    listed_over_sse = outcome.era.startswith("HTTP+SSE")
+    others: list[str] = []
+    for era in outcome.eras.spoken:
+        if era.transport == SSE and listed_over_sse:
+            continue
+        label = "HTTP+SSE" if era.transport == SSE else era.label
+        if label != outcome.era and label not in others:
+            others.append(f"the {label}" if label.endswith("handshake") else label)
+    return others
+
+
 def resources_list(outcome: ResourcesOutcome, *, as_json: bool) -> None:
     if as_json:
-        json_line({"resources": outcome.resources})
+        json_line({"resources": outcome.resources, "resourceTemplates": outcome.templates})
         return
     from appsdk_cli.render.console import escape
 
@@ -249,6 +293,22 @@ def resources_list(outcome: ResourcesOutcome, *, as_json: bool) -> None:
         label = resource.title or resource.name
         if label:
             console.print(f"    [dim]{escape(label)}[/]", soft_wrap=True)
+    if outcome.templates:
+        console.print()
+        console.print(
+            f"[bold]{count(len(outcome.templates), 'resource template')}[/] [dim](fill in the {{…}} to read one)[/]"
+        )
+        for template in outcome.templates:
+            if not isinstance(template, dict):
+                continue
+            mime = template.get("mimeType")
+            console.print(
+                f"  {escape(str(template.get('uriTemplate', '?')))}  [cyan]{escape(str(mime or 'no MIME type'))}[/]",
+                soft_wrap=True,
+            )
+            label = template.get("title") or template.get("name")
+            if isinstance(label, str) and label:
+                console.print(f"    [dim]{escape(label)}[/]", soft_wrap=True)
 
 
 def resource_contents(outcome: ReadOutcome, *, as_json: bool) -> None:

@@ -80,10 +80,6 @@ def count(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
-def flag(value: bool | None, yes: str, no: str) -> str:
-    return "?" if value is None else (yes if value else no)
-
-
 @contextmanager
 def spinner(message: str, *, log: bool = False, heartbeat: float = 15.0) -> Iterator[None]:
     """A spinner on stderr while something slow runs; stdout stays clean for --json.
