@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.status import Status
 
-    from appsdk_cli.devserver.events import DevEvent
+    from appsdk_cli.devserver.events import ContractReport, DevEvent
 
 
 from appsdk_cli import chatgpt
@@ -49,24 +50,11 @@ def dev_event(event: DevEvent) -> None:
             return  # AppBroken already said why
         files = ", ".join(event.changed_files[:3]) + (" …" if len(event.changed_files) > 3 else "")
         stdout().print(f"[green]reloaded[/] in {event.seconds:.2f} s [dim]({escape(files)})[/]", soft_wrap=True)
-        if event.contract and all(change.impact.value == "goes-live" for change in event.contract):
-            # Widget edits are most of a dev session: one quiet line each, not a lecture.
-            what = "; ".join(change.change for change in event.contract)
-            stdout().print(f"[dim]{escape(what)}: goes live at once, no review (hosts cache by URI)[/]", soft_wrap=True)
-        elif event.contract:
-            from appsdk_cli.render.contract import change_lines
-
-            stdout().print(
-                "[yellow]the release contract changed[/] (what this would do to the published app, "
-                "as `appsdk check --against` says):",
-                soft_wrap=True,
-            )
-            change_lines(event.contract)
+        console = stdout()
+        if event.contract is not None:
+            _contract_report(event.contract, console)
         if event.tools is not None and event.contract:
-            stdout().print(
-                f"for ChatGPT to see the tool changes, {chatgpt.rich(chatgpt.REFRESH)}",
-                soft_wrap=True,
-            )
+            _say(console, f"for ChatGPT to see the tool changes, {chatgpt.rich(chatgpt.REFRESH)}")
         elif event.tools is not None:
             parts = [
                 f"{label} {', '.join(names)}"
@@ -77,10 +65,10 @@ def dev_event(event: DevEvent) -> None:
                 )
                 if names
             ]
-            stdout().print(
+            _say(
+                console,
                 f"[yellow]the tool list changed[/] ({escape('; '.join(parts))}): for ChatGPT to see it, "
                 f"{chatgpt.rich(chatgpt.REFRESH)}",
-                soft_wrap=True,
             )
     elif isinstance(event, events.AppBroken):
         console = stderr()
@@ -110,6 +98,48 @@ def dev_event(event: DevEvent) -> None:
         stdout().print("[dim]appsdk dev stopped[/]")
     else:
         _around_the_server(event)
+
+
+def _say(console: Console, markup: str) -> None:
+    """A line that may be long: on a terminal wrapped at a word to its width (the terminal would cut it
+    anywhere), in a log kept whole, one line a grep finds."""
+    console.print(markup, soft_wrap=not console.is_terminal)
+
+
+def _contract_report(report: ContractReport, console: Console) -> None:
+    """What the reload did to the release contract, naming what it was compared with."""
+    from appsdk_cli.contract.record import DEFAULT_FILE
+    from appsdk_cli.render.console import count, escape
+    from appsdk_cli.render.contract import change_lines
+
+    snapshot = escape(report.baseline) if report.baseline else None
+    compared = f"compared with {snapshot}" if snapshot else "compared with the last reload"
+    if report.changes and all(change.impact.value == "goes-live" for change in report.changes):
+        # Widget edits are most of a dev session: one quiet line, not a lecture.
+        what = escape("; ".join(change.change for change in report.changes))
+        _say(console, f"[dim]{what}: goes live at once, no review (hosts cache by URI); {compared}[/]")
+    elif report.changes and snapshot:
+        _say(
+            console,
+            f"[yellow]the release contract differs from {snapshot}[/], the reviewed snapshot (what publishing "
+            "this would do, as `appsdk check --against` says):",
+        )
+        change_lines(report.changes, console)
+    elif report.changes:
+        _say(
+            console,
+            f"[yellow]the release contract changed since the last reload[/] (no {DEFAULT_FILE} to compare with: "
+            "`appsdk snapshot` records the reviewed one); what this would do to a published app:",
+        )
+        change_lines(report.changes, console)
+    if report.resolved and not report.standing:
+        _say(console, f"[green]the release contract is back to the snapshot[/] in {snapshot}: nothing to review")
+    elif report.resolved:
+        back = escape("; ".join(change.change for change in report.resolved))
+        still = count(report.standing, "other difference") + (
+            " still stands" if report.standing == 1 else " still stand"
+        )
+        _say(console, f"[green]undone, back as in {snapshot}:[/] {back} [dim]({still})[/]")
 
 
 def _around_the_server(event: DevEvent) -> None:
