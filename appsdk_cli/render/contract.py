@@ -65,12 +65,27 @@ def _label(change: Change) -> str:
 
 
 def change_lines(changes: Iterable[Change], console: Console | None = None) -> None:
-    """One line per change, for `appsdk dev`'s reload output."""
+    """One line per change, for `appsdk dev`'s reload output and `appsdk snapshot`'s.
+
+    On a terminal each wraps at a word under its own text, the labels in a column (the terminal would
+    cut a long line anywhere, mid-word); in a log each stays one whole line, for grep."""
     from appsdk_cli.render.console import escape
 
     console = console or stdout()
+    if not console.is_terminal:
+        for change in changes:
+            console.print(
+                f"  {_label(change)}: {escape(change.change)} [dim]→ {escape(change.todo)}[/]", soft_wrap=True
+            )
+        return
+    from rich.table import Table
+
+    rows = Table.grid(padding=(0, 1))
+    rows.add_column(no_wrap=True)
+    rows.add_column()
     for change in changes:
-        console.print(f"  {_label(change)}: {escape(change.change)} [dim]→ {escape(change.todo)}[/]", soft_wrap=True)
+        rows.add_row(f"  {_label(change)}:", f"{escape(change.change)} [dim]→ {escape(change.todo)}[/]")
+    console.print(rows)
 
 
 def snapshot_written(path: Path, contract: dict[str, Any], changes: list[Change] | None) -> None:
