@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from appsdk_cli.render.console import count, json_line, stdout
+from appsdk_cli.render.console import count, json_line, say, stdout
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -97,15 +97,13 @@ def snapshot_written(path: Path, contract: dict[str, Any], changes: list[Change]
         f"{count(len(contract.get('tools', {})), 'tool')}, {count(len(contract.get('resources', {})), 'resource')}, "
         f"{count(len(contract.get('resourceTemplates', {})), 'resource template')}; protocol {eras}"
     )
-    console.print(f"[green]recorded[/] {escape(str(path))} [dim]({escape(scope)})[/]", soft_wrap=True)
+    say(console, f"[green]recorded[/] {escape(str(path))} [dim]({escape(scope)})[/]")
     if changes:
-        console.print(
-            f"[yellow]{count(len(changes), 'change')} since the file it replaced:[/] {_tally(changes)}", soft_wrap=True
-        )
+        say(console, f"[yellow]{count(len(changes), 'change')} since the file it replaced:[/] {_tally(changes)}")
         change_lines(changes, console)
     elif changes is not None:
         console.print("[dim]unchanged since the file it replaced[/]")
-    console.print(
+    say(
+        console,
         f"[dim]commit it; `appsdk check --against {escape(str(path))}` then classifies every change before it ships[/]",
-        soft_wrap=True,
     )

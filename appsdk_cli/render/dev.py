@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 from appsdk_cli import chatgpt
-from appsdk_cli.render.console import stderr, stdout, warning
+from appsdk_cli.render.console import say, stderr, stdout, warning
 from appsdk_cli.render.nextsteps import print_commands
 from appsdk_cli.snapshot.loader import IMPORT_FAILED
 
@@ -54,7 +54,7 @@ def dev_event(event: DevEvent) -> None:
         if event.contract is not None:
             _contract_report(event.contract, console)
         if event.tools is not None and event.contract:
-            _say(console, f"for ChatGPT to see the tool changes, {chatgpt.rich(chatgpt.REFRESH)}")
+            say(console, f"for ChatGPT to see the tool changes, {chatgpt.rich(chatgpt.REFRESH)}")
         elif event.tools is not None:
             parts = [
                 f"{label} {', '.join(names)}"
@@ -65,7 +65,7 @@ def dev_event(event: DevEvent) -> None:
                 )
                 if names
             ]
-            _say(
+            say(
                 console,
                 f"[yellow]the tool list changed[/] ({escape('; '.join(parts))}): for ChatGPT to see it, "
                 f"{chatgpt.rich(chatgpt.REFRESH)}",
@@ -100,12 +100,6 @@ def dev_event(event: DevEvent) -> None:
         _around_the_server(event)
 
 
-def _say(console: Console, markup: str) -> None:
-    """A line that may be long: on a terminal wrapped at a word to its width (the terminal would cut it
-    anywhere), in a log kept whole, one line a grep finds."""
-    console.print(markup, soft_wrap=not console.is_terminal)
-
-
 def _contract_report(report: ContractReport, console: Console) -> None:
     """What the reload did to the release contract, naming what it was compared with."""
     from appsdk_cli.contract.record import DEFAULT_FILE
@@ -117,29 +111,29 @@ def _contract_report(report: ContractReport, console: Console) -> None:
     if report.changes and all(change.impact.value == "goes-live" for change in report.changes):
         # Widget edits are most of a dev session: one quiet line, not a lecture.
         what = escape("; ".join(change.change for change in report.changes))
-        _say(console, f"[dim]{what}: goes live at once, no review (hosts cache by URI); {compared}[/]")
+        say(console, f"[dim]{what}: goes live at once, no review (hosts cache by URI); {compared}[/]")
     elif report.changes and snapshot:
-        _say(
+        say(
             console,
             f"[yellow]the release contract differs from {snapshot}[/], the reviewed snapshot (what publishing "
             "this would do, as `appsdk check --against` says):",
         )
         change_lines(report.changes, console)
     elif report.changes:
-        _say(
+        say(
             console,
             f"[yellow]the release contract changed since the last reload[/] (no {DEFAULT_FILE} to compare with: "
             "`appsdk snapshot` records the reviewed one); what this would do to a published app:",
         )
         change_lines(report.changes, console)
     if report.resolved and not report.standing:
-        _say(console, f"[green]the release contract is back to the snapshot[/] in {snapshot}: nothing to review")
+        say(console, f"[green]the release contract is back to the snapshot[/] in {snapshot}: nothing to review")
     elif report.resolved:
         back = escape("; ".join(change.change for change in report.resolved))
         still = count(report.standing, "other difference") + (
             " still stands" if report.standing == 1 else " still stand"
         )
-        _say(console, f"[green]undone, back as in {snapshot}:[/] {back} [dim]({still})[/]")
+        say(console, f"[green]undone, back as in {snapshot}:[/] {back} [dim]({still})[/]")
 
 
 def _around_the_server(event: DevEvent) -> None:
