@@ -146,10 +146,10 @@ def _around_the_server(event: DevEvent) -> None:
     elif isinstance(event, events.WidgetActivity):
         widget_event(event.event)
     elif isinstance(event, events.WidgetTypesWritten):
-        stdout().print(
+        say(
+            stdout(),
             f"[green]widget types[/] web/src/tools.gen.ts updated from the tools' schemas "
             f"[dim]({escape(', '.join(event.tools))})[/]",
-            soft_wrap=True,
         )
     elif isinstance(event, events.WidgetTypesFailed):
         warning(f"could not regenerate the widget's types: {event.message}")
@@ -243,11 +243,11 @@ def _next_commands(event: Any) -> list[tuple[str, str]]:
 def widget_started(vite_url: str | None) -> None:
     from appsdk_cli.render.console import escape
 
-    stdout().print(
+    say(
+        stdout(),
         f"[bold]widget[/]  Vite at {escape(vite_url or '?')} "
         "[dim](the workbench and appsdk preview update by hot reload)[/]; "
         "ChatGPT gets web/dist/index.html, rebuilt on every good save",
-        soft_wrap=True,
     )
 
 
@@ -260,16 +260,16 @@ def widget_event(event: Any) -> None:
         took = f" in {event.seconds:.2f} s" if event.seconds is not None else ""
         stdout().print(f"[green]widget rebuilt[/]{took} [dim](web/{escape(event.file or '')})[/]", soft_wrap=True)
     elif event.kind == "build-error":
-        stdout().print(
+        say(
+            stdout(),
             f"[red]widget build failed:[/] {escape(errors_line(list(event.errors)))} "
             "[dim](the last good widget stays up)[/]",
-            soft_wrap=True,
         )
     elif event.kind == "types" and event.errors:
-        stdout().print(
+        say(
+            stdout(),
             f"[red]widget type error:[/] {escape(errors_line(list(event.errors)))} "
             "[dim](the last good widget stays up)[/]",
-            soft_wrap=True,
         )
     elif event.kind == "exited":
         stderr().print(
