@@ -421,6 +421,33 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
 
 
 @needs_node
+def test_dev_rebuilds_the_widget_after_a_model_change_so_check_is_clean(react_app: Path, dev_session):
+    """tools.gen.ts is imported for its types only, so no bundle holds it; dist/ must follow it all the same."""
+    process, log, _ = dev_session
+    _wait_for(lambda: "widget rebuilt" in log.read_text(), 120, "the first build")
+    server_py = react_app / "server.py"
+    original = server_py.read_text()
+    built = react_app / "web" / "dist" / "index.html"
+    generated = react_app / "web" / "src" / "tools.gen.ts"
+
+    def model_saved(text: str) -> None:
+        seen = len(log.read_text())
+        server_py.write_text(text)
+        _wait_for(lambda: "widget types" in log.read_text()[seen:], 60, "the widget's types regenerated")
+        _wait_for(lambda: built.stat().st_mtime >= generated.stat().st_mtime, 60, "web/dist/ rebuilt after them")
+        _wait_for(lambda: "widget rebuilt" in log.read_text()[seen:], 30, "the rebuild's line")
+        checked = appsdk("check", cwd=react_app, timeout=120)
+        assert "APPS205" not in checked.stdout and "older than" not in checked.stdout, checked.stdout
+
+    try:
+        model_saved(original.replace("    author: str\n", "    author: str\n    year: int | None = None\n"))
+        assert "year?: number | null;" in generated.read_text()
+    finally:
+        model_saved(original)
+    assert process.poll() is None
+
+
+@needs_node
 def test_dev_killed_outright_leaves_no_vite_behind(react_app: Path, dev_session):
     process, log, marker = dev_session
     vite = [pid for pid in marked_pids(marker) if b"runner.mjs" in Path(f"/proc/{pid}/cmdline").read_bytes()]

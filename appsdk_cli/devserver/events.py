@@ -55,12 +55,22 @@ class Started:
 
 
 @dataclass(frozen=True)
+class ContractReport:
+    """What a reload did to the release contract, classified, against one baseline; made only with news."""
+
+    baseline: str | None  # the snapshot file compared with ("appsdk.contract.json"); None: the previous reload
+    changes: tuple[Change, ...] = ()  # new since the last report (against the previous reload: all of them)
+    resolved: tuple[Change, ...] = ()  # reported before, gone now: back as in the snapshot
+    standing: int = 0  # how many differences from the baseline there are after this reload
+
+
+@dataclass(frozen=True)
 class Reloaded:
     changed_files: tuple[str, ...]
     seconds: float  # from the change being seen to the new code accepting requests
     app_ok: bool
     tools: ToolChanges | None = None  # set only when the tool list changed since the last good import
-    contract: tuple[Change, ...] | None = None  # set only when the release contract changed, classified
+    contract: ContractReport | None = None  # set only when there is something new to say about the contract
 
 
 @dataclass(frozen=True)

@@ -33,14 +33,14 @@ from urllib.parse import urlsplit
 
 from appsdk_cli.appmeta import TOOL_CRASH, tool_crash
 from appsdk_cli.auth.server import AuthConfig, DevAuthServer, json_error, refuse_exposed
-from appsdk_cli.contract.compare import Change
-from appsdk_cli.contract.compare import compare as compare_contracts
 from appsdk_cli.devserver import worker as worker_module
+from appsdk_cli.devserver.contract_report import ContractReporter
 from appsdk_cli.devserver.events import (
     AllowedHostAdded,
     AppBroken,
     AppExited,
     AuthServerStarted,
+    ContractReport,
     DevEvent,
     Observer,
     Reloaded,
@@ -136,7 +136,7 @@ class Supervisor:
         self._next: _Worker | None = None
         self._reload_queued: tuple[str, ...] | None = None
         self._last_tools: dict[str, str] | None = None
-        self._last_contract: dict[str, Any] | None = None
+        self._contract_reporter = ContractReporter(self.project)
         self._pending = _Pending()
         self._wake_r, self._wake_w = os.pipe()
         for fd in (self._wake_r, self._wake_w):
@@ -489,11 +489,9 @@ class Supervisor:
             if self._last_tools is not None and worker.tools != self._last_tools:
                 tool_changes = ToolChanges.between(self._last_tools, worker.tools)
             self._last_tools = worker.tools
-        contract_changes: tuple[Change, ...] | None = None
+        contract_report: ContractReport | None = None
         if worker.ok and worker.contract is not None:
-            if self._last_contract is not None:
-                contract_changes = tuple(compare_contracts(self._last_contract, worker.contract)) or None
-            self._last_contract = worker.contract
+            contract_report = self._contract_reporter.after_load(worker.contract)
         if self._started:
             self._emit(
                 Reloaded(
@@ -501,7 +499,7 @@ class Supervisor:
                     seconds=time.monotonic() - worker.seen_at,
                     app_ok=worker.ok,
                     tools=tool_changes,
-                    contract=contract_changes,
+                    contract=contract_report,
                 )
             )
         if self._reload_queued is not None:

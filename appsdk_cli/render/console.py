@@ -54,6 +54,12 @@ def stderr() -> Console:
     return Console(stderr=True, highlight=False)
 
 
+def say(console: Console, markup: str) -> None:
+    """A line that may be long: on a terminal wrapped at a word to its width (the terminal itself would cut
+    it anywhere, mid-word), in a log or a pipe kept whole, one line a grep finds."""
+    console.print(markup, soft_wrap=not console.is_terminal)
+
+
 def json_line(value: Any) -> None:
     """One JSON document on one line of stdout, for scripts."""
     sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")

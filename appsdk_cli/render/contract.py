@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from appsdk_cli.render.console import count, json_line, stdout
+from appsdk_cli.render.console import count, json_line, say, stdout
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,12 +65,27 @@ def _label(change: Change) -> str:
 
 
 def change_lines(changes: Iterable[Change], console: Console | None = None) -> None:
-    """One line per change, for `appsdk dev`'s reload output."""
+    """One line per change, for `appsdk dev`'s reload output and `appsdk snapshot`'s.
+
+    On a terminal each wraps at a word under its own text, the labels in a column (the terminal would
+    cut a long line anywhere, mid-word); in a log each stays one whole line, for grep."""
     from appsdk_cli.render.console import escape
 
     console = console or stdout()
+    if not console.is_terminal:
+        for change in changes:
+            console.print(
+                f"  {_label(change)}: {escape(change.change)} [dim]→ {escape(change.todo)}[/]", soft_wrap=True
+            )
+        return
+    from rich.table import Table
+
+    rows = Table.grid(padding=(0, 1))
+    rows.add_column(no_wrap=True)
+    rows.add_column()
     for change in changes:
-        console.print(f"  {_label(change)}: {escape(change.change)} [dim]→ {escape(change.todo)}[/]", soft_wrap=True)
+        rows.add_row(f"  {_label(change)}:", f"{escape(change.change)} [dim]→ {escape(change.todo)}[/]")
+    console.print(rows)
 
 
 def snapshot_written(path: Path, contract: dict[str, Any], changes: list[Change] | None) -> None:
@@ -82,15 +97,13 @@ def snapshot_written(path: Path, contract: dict[str, Any], changes: list[Change]
         f"{count(len(contract.get('tools', {})), 'tool')}, {count(len(contract.get('resources', {})), 'resource')}, "
         f"{count(len(contract.get('resourceTemplates', {})), 'resource template')}; protocol {eras}"
     )
-    console.print(f"[green]recorded[/] {escape(str(path))} [dim]({escape(scope)})[/]", soft_wrap=True)
+    say(console, f"[green]recorded[/] {escape(str(path))} [dim]({escape(scope)})[/]")
     if changes:
-        console.print(
-            f"[yellow]{count(len(changes), 'change')} since the file it replaced:[/] {_tally(changes)}", soft_wrap=True
-        )
+        say(console, f"[yellow]{count(len(changes), 'change')} since the file it replaced:[/] {_tally(changes)}")
         change_lines(changes, console)
     elif changes is not None:
         console.print("[dim]unchanged since the file it replaced[/]")
-    console.print(
+    say(
+        console,
         f"[dim]commit it; `appsdk check --against {escape(str(path))}` then classifies every change before it ships[/]",
-        soft_wrap=True,
     )

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.status import Status
 
-    from appsdk_cli.devserver.events import DevEvent
+    from appsdk_cli.devserver.events import ContractReport, DevEvent
 
 
 from appsdk_cli import chatgpt
-from appsdk_cli.render.console import stderr, stdout, warning
+from appsdk_cli.render.console import say, stderr, stdout, warning
 from appsdk_cli.render.nextsteps import print_commands
 from appsdk_cli.snapshot.loader import IMPORT_FAILED
 
@@ -49,24 +50,11 @@ def dev_event(event: DevEvent) -> None:
             return  # AppBroken already said why
         files = ", ".join(event.changed_files[:3]) + (" …" if len(event.changed_files) > 3 else "")
         stdout().print(f"[green]reloaded[/] in {event.seconds:.2f} s [dim]({escape(files)})[/]", soft_wrap=True)
-        if event.contract and all(change.impact.value == "goes-live" for change in event.contract):
-            # Widget edits are most of a dev session: one quiet line each, not a lecture.
-            what = "; ".join(change.change for change in event.contract)
-            stdout().print(f"[dim]{escape(what)}: goes live at once, no review (hosts cache by URI)[/]", soft_wrap=True)
-        elif event.contract:
-            from appsdk_cli.render.contract import change_lines
-
-            stdout().print(
-                "[yellow]the release contract changed[/] (what this would do to the published app, "
-                "as `appsdk check --against` says):",
-                soft_wrap=True,
-            )
-            change_lines(event.contract)
+        console = stdout()
+        if event.contract is not None:
+            _contract_report(event.contract, console)
         if event.tools is not None and event.contract:
-            stdout().print(
-                f"for ChatGPT to see the tool changes, {chatgpt.rich(chatgpt.REFRESH)}",
-                soft_wrap=True,
-            )
+            say(console, f"for ChatGPT to see the tool changes, {chatgpt.rich(chatgpt.REFRESH)}")
         elif event.tools is not None:
             parts = [
                 f"{label} {', '.join(names)}"
@@ -77,10 +65,10 @@ def dev_event(event: DevEvent) -> None:
                 )
                 if names
             ]
-            stdout().print(
+            say(
+                console,
                 f"[yellow]the tool list changed[/] ({escape('; '.join(parts))}): for ChatGPT to see it, "
                 f"{chatgpt.rich(chatgpt.REFRESH)}",
-                soft_wrap=True,
             )
     elif isinstance(event, events.AppBroken):
         console = stderr()
@@ -112,6 +100,42 @@ def dev_event(event: DevEvent) -> None:
         _around_the_server(event)
 
 
+def _contract_report(report: ContractReport, console: Console) -> None:
+    """What the reload did to the release contract, naming what it was compared with."""
+    from appsdk_cli.contract.record import DEFAULT_FILE
+    from appsdk_cli.render.console import count, escape
+    from appsdk_cli.render.contract import change_lines
+
+    snapshot = escape(report.baseline) if report.baseline else None
+    compared = f"compared with {snapshot}" if snapshot else "compared with the last reload"
+    if report.changes and all(change.impact.value == "goes-live" for change in report.changes):
+        # Widget edits are most of a dev session: one quiet line, not a lecture.
+        what = escape("; ".join(change.change for change in report.changes))
+        say(console, f"[dim]{what}: goes live at once, no review (hosts cache by URI); {compared}[/]")
+    elif report.changes and snapshot:
+        say(
+            console,
+            f"[yellow]the release contract differs from {snapshot}[/], the reviewed snapshot (what publishing "
+            "this would do, as `appsdk check --against` says):",
+        )
+        change_lines(report.changes, console)
+    elif report.changes:
+        say(
+            console,
+            f"[yellow]the release contract changed since the last reload[/] (no {DEFAULT_FILE} to compare with: "
+            "`appsdk snapshot` records the reviewed one); what this would do to a published app:",
+        )
+        change_lines(report.changes, console)
+    if report.resolved and not report.standing:
+        say(console, f"[green]the release contract is back to the snapshot[/] in {snapshot}: nothing to review")
+    elif report.resolved:
+        back = escape("; ".join(change.change for change in report.resolved))
+        still = count(report.standing, "other difference") + (
+            " still stands" if report.standing == 1 else " still stand"
+        )
+        say(console, f"[green]undone, back as in {snapshot}:[/] {back} [dim]({still})[/]")
+
+
 def _around_the_server(event: DevEvent) -> None:
     """The parts the session runs beside the app: the widget's Vite, the workbench, the tunnel."""
     from appsdk_cli.devserver import events
@@ -122,10 +146,10 @@ def _around_the_server(event: DevEvent) -> None:
     elif isinstance(event, events.WidgetActivity):
         widget_event(event.event)
     elif isinstance(event, events.WidgetTypesWritten):
-        stdout().print(
+        say(
+            stdout(),
             f"[green]widget types[/] web/src/tools.gen.ts updated from the tools' schemas "
             f"[dim]({escape(', '.join(event.tools))})[/]",
-            soft_wrap=True,
         )
     elif isinstance(event, events.WidgetTypesFailed):
         warning(f"could not regenerate the widget's types: {event.message}")
@@ -220,11 +244,11 @@ def _next_commands(event: Any) -> list[tuple[str, str]]:
 def widget_started(vite_url: str | None) -> None:
     from appsdk_cli.render.console import escape
 
-    stdout().print(
+    say(
+        stdout(),
         f"[bold]widget[/]  Vite at {escape(vite_url or '?')} "
         "[dim](the workbench and appsdk preview update by hot reload)[/]; "
         "ChatGPT gets web/dist/index.html, rebuilt on every good save",
-        soft_wrap=True,
     )
 
 
@@ -237,16 +261,16 @@ def widget_event(event: Any) -> None:
         took = f" in {event.seconds:.2f} s" if event.seconds is not None else ""
         stdout().print(f"[green]widget rebuilt[/]{took} [dim](web/{escape(event.file or '')})[/]", soft_wrap=True)
     elif event.kind == "build-error":
-        stdout().print(
+        say(
+            stdout(),
             f"[red]widget build failed:[/] {escape(errors_line(list(event.errors)))} "
             "[dim](the last good widget stays up)[/]",
-            soft_wrap=True,
         )
     elif event.kind == "types" and event.errors:
-        stdout().print(
+        say(
+            stdout(),
             f"[red]widget type error:[/] {escape(errors_line(list(event.errors)))} "
             "[dim](the last good widget stays up)[/]",
-            soft_wrap=True,
         )
     elif event.kind == "exited":
         stderr().print(

@@ -30,6 +30,27 @@ const markSource = () => ({
   transformIndexHtml: () => [{ tag: "meta", attrs: { name: SOURCE_MARK, content: "web/index.html" }, injectTo: "head" }],
 });
 
+// Type-only imports vanish from the bundle's module graph, so the watching build would never see them
+// change: tools.gen.ts above all, which appsdk dev rewrites when the Python models change. dist/ would then
+// stay older than its sources, and `appsdk check` (which counts every file under src/) would say to build.
+// Each build therefore watches every file under src/, found again at the start of every build.
+function sourceFiles(dir) {
+  try {
+    return fs
+      .readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => path.join(entry.parentPath ?? entry.path, entry.name));
+  } catch {
+    return [];
+  }
+}
+const watchSources = () => ({
+  name: "appsdk-watch-sources",
+  buildStart() {
+    for (const file of sourceFiles(path.join(root, "src"))) this.addWatchFile(file);
+  },
+});
+
 function emit(event) {
   if (parentPort) parentPort.postMessage(event);
   else process.stdout.write("@@appsdk " + JSON.stringify(event) + "\n");
@@ -178,7 +199,7 @@ async function devBuilder() {
     root,
     logLevel: "silent",
     mode: "production",
-    plugins: [markSource()],
+    plugins: [markSource(), watchSources()],
     build: { outDir: STAGING, emptyOutDir: true, watch: {} },
   });
   watcher.on("event", (event) => {
