@@ -71,10 +71,27 @@ class AppBroken:
 
 @dataclass(frozen=True)
 class AppExited:
-    """The app's process ended on its own (os._exit, a crash): requests get an error until the next save."""
+    """The app's process ended on its own (os._exit, a crash, a kill): the next request starts it again."""
 
     exit_code: int
     message: str
+
+
+@dataclass(frozen=True)
+class AppRestarted:
+    """A request came in after the app's process had died, and a fresh one now serves it."""
+
+    seconds: float  # from the request being seen to the new process accepting it
+    app_ok: bool
+
+
+@dataclass(frozen=True)
+class WaitingForImport:
+    """Importing the app has not finished after `seconds`: said once, dev keeps waiting (or a save restarts it)."""
+
+    target: str
+    seconds: float
+    hint: str
 
 
 @dataclass(frozen=True)
@@ -191,6 +208,8 @@ DevEvent = (
     | Reloaded
     | AppBroken
     | AppExited
+    | AppRestarted
+    | WaitingForImport
     | ToolCrashed
     | AllowedHostAdded
     | AuthServerStarted

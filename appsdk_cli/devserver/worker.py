@@ -39,7 +39,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from appsdk_cli.devserver.asgi import ASGIApp, AuthForwarder, StreamCloser, closing_connections, fallback_app
 from appsdk_cli.devserver.events import Transport
-from appsdk_cli.snapshot.loader import IMPORT_FAILED, TargetMissing, describe_failure, import_server
+from appsdk_cli.snapshot.loader import (
+    IMPORT_FAILED,
+    ServesOnImport,
+    TargetMissing,
+    describe_failure,
+    import_server,
+)
 
 _PR_SET_PDEATHSIG = 1
 
@@ -196,7 +202,9 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
         except BaseException as problem:  # a broken app can raise anything at import, SystemExit included
             summary = describe_failure(problem, spec.project)
             app = fallback_app(f"{IMPORT_FAILED}: {summary}; fix it and save", security)
-            channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": user_traceback(problem)})
+            # The line names the call that started a server on import; its traceback adds nothing.
+            trace = "" if isinstance(problem, ServesOnImport) else user_traceback(problem)
+            channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": trace})
         else:
             app = loaded.asgi
             channel.send({"type": "ready", "ok": True, "tools": loaded.tools, "contract": loaded.contract})

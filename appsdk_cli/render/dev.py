@@ -90,6 +90,14 @@ def dev_event(event: DevEvent) -> None:
         console.print(f"[dim]hint:[/] {escape(event.hint)}", soft_wrap=True)
     elif isinstance(event, events.AppExited):
         warning(event.message)
+    elif isinstance(event, events.AppRestarted):
+        state = "" if event.app_ok else " [dim](still broken: requests get its error)[/]"
+        stdout().print(f"[green]restarted[/] the app for a request in {event.seconds:.2f} s{state}", soft_wrap=True)
+    elif isinstance(event, events.WaitingForImport):
+        warning(
+            f"importing {event.target} has not finished after {event.seconds:.0f} s: {event.hint}; "
+            "appsdk dev keeps waiting (save a fix to start over, Ctrl-C to stop)"
+        )
     elif isinstance(event, events.ToolCrashed):
         _tool_crash(event)
     elif isinstance(event, events.AllowedHostAdded):
