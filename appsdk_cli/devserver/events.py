@@ -49,6 +49,8 @@ class Started:
     app_ok: bool
     pid: int
     tools: tuple[str, ...] = ()  # the app's tool names, as first imported
+    call_tool: str | None = None  # one to `appsdk call` as printed: no required arguments, read-only first
+    preview_tool: str | None = None  # one to `appsdk preview`: it has a widget, read-only first
     tunnel: bool = False  # a tunnel opens with the server (dev --tunnel)
     workbench: str | None = None  # the workbench's URL, when dev runs one
 

@@ -109,6 +109,7 @@ class _Worker:
     ok: bool = False
     tools: dict[str, str] | None = None
     contract: dict[str, Any] | None = None
+    suggested: dict[str, Any] | None = None
     waiting_for: int | None = None  # pid of the worker whose "stopped" this one needs before `go`
     exit_code: int | None = None
     forked_at: float = field(default_factory=time.monotonic)
@@ -316,6 +317,8 @@ class Supervisor:
                 app_ok=first.ok,
                 pid=os.getpid(),
                 tools=tuple(first.tools or ()),
+                call_tool=(first.suggested or {}).get("call"),
+                preview_tool=(first.suggested or {}).get("preview"),
                 tunnel=self.config.behind_tunnel,
             )
         )
@@ -534,6 +537,7 @@ class Supervisor:
         worker.ok = bool(message.get("ok"))
         worker.tools = message.get("tools")
         worker.contract = message.get("contract")
+        worker.suggested = message.get("suggested")
         if message.get("missing") and not self._started:
             # Nothing to watch for: the command line (or pyproject) names something that isn't there.
             raise AppsdkError(str(message.get("summary")))

@@ -210,12 +210,12 @@ def _next_commands(event: Any) -> list[tuple[str, str]]:
     if shell.setup:
         commands.append((shell.setup, "puts appsdk on PATH"))
     commands.append((f"cd {shell_path(event.project)}", "appsdk finds this server from there"))
-    if event.tools:
-        tool = shlex.quote(event.tools[0])
-        commands.append((f"{shell.appsdk} call {tool}", "call a tool"))
-        commands.append((f"{shell.appsdk} preview {tool}", "see its widget in a local host"))
+    if event.call_tool:
+        commands.append((f"{shell.appsdk} call {shlex.quote(event.call_tool)}", "call a tool"))
     else:
         commands.append((f"{shell.appsdk} tools", "list the tools"))
+    if event.preview_tool:
+        commands.append((f"{shell.appsdk} preview {shlex.quote(event.preview_tool)}", "see its widget in a local host"))
     if not event.tunnel:
         commands.append((f"{shell.appsdk} tunnel", "an HTTPS URL for ChatGPT"))
     return commands
