@@ -97,6 +97,14 @@ class WaitingForImport:
 
 
 @dataclass(frozen=True)
+class AppsdkReplaced:
+    """appsdk's own installed files changed under the running dev (a `pip install` into its venv): what
+    it has not loaded yet (the workbench's files among them) is gone or new, until dev restarts."""
+
+    package: Path
+
+
+@dataclass(frozen=True)
 class ToolCrashed:
     """A tool raised something other than ToolError: the client got only "Error executing tool NAME"."""
 
@@ -212,6 +220,7 @@ DevEvent = (
     | AppExited
     | AppRestarted
     | WaitingForImport
+    | AppsdkReplaced
     | ToolCrashed
     | AllowedHostAdded
     | AuthServerStarted

@@ -42,6 +42,7 @@ from appsdk_cli.devserver.events import (
     AppBroken,
     AppExited,
     AppRestarted,
+    AppsdkReplaced,
     AuthServerStarted,
     DevEvent,
     Observer,
@@ -153,6 +154,8 @@ class Supervisor:
         self._reload_queued: tuple[str, ...] | None = None
         self._restarts: deque[float] = deque()  # when each worker that died was started again
         self._listener_watched = False
+        self._own_files = _installed_stamp()  # appsdk's own package as this process loaded it
+        self._own_files_checked = time.monotonic()
         self._last_tools: dict[str, str] | None = None
         self._last_contract: dict[str, Any] | None = None
         self._pending = _Pending()
@@ -385,6 +388,7 @@ class Supervisor:
                 self._read_worker(key.data)
         self._reap()
         self._say_if_import_is_slow()
+        self._say_if_appsdk_was_replaced()
         # Until the first worker serves, saves wait and then apply to it; but a first import that hangs
         # (the app serves on import) may be fixed by a save, which must then start it over.
         hung = self._next is not None and self._next.slow_said and self._next.state == "starting"
@@ -417,6 +421,15 @@ class Supervisor:
             except AppsdkError:
                 target = "the app"
             self._emit(WaitingForImport(target=target, seconds=waited, hint=SERVES_ON_IMPORT_HINT))
+
+    def _say_if_appsdk_was_replaced(self) -> None:
+        now = time.monotonic()
+        if self._own_files is None or now - self._own_files_checked < 2.0:
+            return
+        self._own_files_checked = now
+        if _installed_stamp() != self._own_files:
+            self._own_files = None  # said once
+            self._emit(AppsdkReplaced(package=Path(worker_module.__file__).resolve().parent.parent))
 
     def _restart(self) -> None:
         """A request waits and no worker serves (the last one died): start the app again for it."""
@@ -798,3 +811,12 @@ def _ended(exit_code: int | None) -> str:
         with contextlib.suppress(ValueError):
             return f"was killed by {signal.Signals(-exit_code).name}"
     return f"exited with code {exit_code}"
+
+
+def _installed_stamp() -> tuple[int, int] | None:
+    """Which appsdk_cli/__init__.py this process was loaded from, as (inode, mtime): a reinstall replaces it."""
+    try:
+        stat = (Path(worker_module.__file__).resolve().parent.parent / "__init__.py").stat()
+    except OSError:
+        return (0, 0)
+    return (stat.st_ino, stat.st_mtime_ns)

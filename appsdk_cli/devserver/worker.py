@@ -183,6 +183,12 @@ def preload() -> None:
 
     with contextlib.suppress(ImportError):
         import mcp.server.apps  # noqa: F401
+    # appsdk's own modules a worker imports after the fork: in memory already, a reload keeps working
+    # when appsdk is reinstalled under a running dev (the test command's `pip install` in the same venv).
+    import appsdk_cli.appmeta
+    import appsdk_cli.contract.record
+    import appsdk_cli.snapshot.crashes
+    import appsdk_cli.snapshot.inmemory  # noqa: F401
 
 
 def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:

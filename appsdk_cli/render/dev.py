@@ -93,6 +93,11 @@ def dev_event(event: DevEvent) -> None:
     elif isinstance(event, events.AppRestarted):
         state = "" if event.app_ok else " [dim](still broken: requests get its error)[/]"
         stdout().print(f"[green]restarted[/] the app for a request in {event.seconds:.2f} s{state}", soft_wrap=True)
+    elif isinstance(event, events.AppsdkReplaced):
+        warning(
+            f"appsdk itself was reinstalled under this running dev ({event.package} changed): the workbench "
+            "and reloads may fail until you restart appsdk dev; run the tests in a venv of their own (see the README)"
+        )
     elif isinstance(event, events.WaitingForImport):
         warning(
             f"importing {event.target} has not finished after {event.seconds:.0f} s: {event.hint}; "
