@@ -95,8 +95,8 @@ def dev_event(event: DevEvent) -> None:
         stdout().print(f"[green]restarted[/] the app for a request in {event.seconds:.2f} s{state}", soft_wrap=True)
     elif isinstance(event, events.AppsdkReplaced):
         warning(
-            f"appsdk itself was reinstalled under this running dev ({event.package} changed): the workbench "
-            "and reloads may fail until you restart appsdk dev; run the tests in a venv of their own (see the README)"
+            f"appsdk itself was reinstalled under this running dev ({event.package} changed): restart appsdk dev "
+            "before you reload the workbench page; run the tests in a venv of their own (the README's uses .venv-test)"
         )
     elif isinstance(event, events.WaitingForImport):
         warning(
