@@ -94,6 +94,7 @@ class WaitingForImport:
     target: str
     seconds: float
     hint: str
+    then: str  # what the user can do meanwhile: "save a fix to start over, Ctrl-C to stop"
 
 
 @dataclass(frozen=True)

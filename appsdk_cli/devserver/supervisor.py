@@ -420,7 +420,8 @@ class Supervisor:
                 target = app_target(self.project).describe()
             except AppsdkError:
                 target = "the app"
-            self._emit(WaitingForImport(target=target, seconds=waited, hint=SERVES_ON_IMPORT_HINT))
+            then = "save a fix to start over, Ctrl-C to stop" if self.config.reload else "Ctrl-C to stop"
+            self._emit(WaitingForImport(target=target, seconds=waited, hint=SERVES_ON_IMPORT_HINT, then=then))
 
     def _say_if_appsdk_was_replaced(self) -> None:
         now = time.monotonic()

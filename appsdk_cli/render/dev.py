@@ -101,7 +101,7 @@ def dev_event(event: DevEvent) -> None:
     elif isinstance(event, events.WaitingForImport):
         warning(
             f"importing {event.target} has not finished after {event.seconds:.0f} s: {event.hint}; "
-            "appsdk dev keeps waiting (save a fix to start over, Ctrl-C to stop)"
+            f"appsdk dev keeps waiting ({event.then})"
         )
     elif isinstance(event, events.ToolCrashed):
         _tool_crash(event)
