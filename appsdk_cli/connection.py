@@ -24,6 +24,7 @@ from appsdk_cli.client import (
     EraCache,
     McpClient,
     NotificationSink,
+    ServerDropped,
     connect,
 )
 from appsdk_cli.errors import AppsdkError, UsageError
@@ -239,6 +240,12 @@ def session(
         target.sign_in(withheld)  # a server that never asked: it works without the sign-in, but say why
     try:
         yield client
+    except ServerDropped as dropped:
+        from appsdk_cli.project import running_dev_for_url
+
+        if target.url and running_dev_for_url(target.url) is not None:
+            dropped.message += "; the appsdk dev terminal says why, and the next request starts the app again"
+        raise
     finally:
         client.transport.close()
 

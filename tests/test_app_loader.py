@@ -36,8 +36,22 @@ SERVER = 'from mcp.server.mcpserver import MCPServer\n\nmcp = MCPServer("broken"
         ),
         ({"server.py": "mcp = ['not', 'a', 'server']\n"}, "error: server:mcp is a list, not an MCPServer"),
         ({"main.py": SERVER}, "error: no module 'server' in "),
+        (
+            # A common first mistake: under appsdk, which serves the app itself, this would block the import.
+            {"server.py": SERVER + "mcp.run()\n"},
+            "error: the app failed to import: server.py:4: mcp.run() starts the server on import; put that call "
+            "under `if __name__ == '__main__':`",
+        ),
     ],
-    ids=["syntax-error", "import-error", "missing-dependency", "missing-attribute", "not-a-server", "no-module"],
+    ids=[
+        "syntax-error",
+        "import-error",
+        "missing-dependency",
+        "missing-attribute",
+        "not-a-server",
+        "no-module",
+        "serves-on-import",
+    ],
 )
 def test_check_and_dev_say_the_same_line(tmp_path: Path, files: dict[str, str], expected: str):
     for name, text in files.items():

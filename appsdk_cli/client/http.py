@@ -36,6 +36,11 @@ class ConnectError(AppsdkError):
     """The server could not be reached or started (exit 1)."""
 
 
+class ServerDropped(ConnectError):
+    """The server took the request and closed the connection without answering: it crashed (or was
+    stopped) while handling it. Not sent again: the request may have done its work."""
+
+
 class ProtocolError(AppsdkError):
     """The server answered, but not as MCP allows, or with a JSON-RPC error (exit 1).
 
@@ -239,7 +244,9 @@ class HttpTransport:
 
         self._abandoned = False
         for _ in range(4):
-            reused = self._connection is not None
+            # A connection the last answer closed (`Connection: close`) has no socket: the next request
+            # opens a fresh one, so a drop on it means the server got the request, not a stale socket.
+            reused = self._connection is not None and self._connection.sock is not None
             connection = self._connect()
             path = self._target[3]
             try:
@@ -257,7 +264,12 @@ class HttpTransport:
                 # A kept-alive connection the server had already closed: the request never arrived.
                 if reused:
                     continue
-                raise self._unreachable(problem) from problem
+                if isinstance(problem, BrokenPipeError):
+                    raise self._unreachable(problem) from problem
+                raise ServerDropped(
+                    f"the MCP server at {self.description} closed the connection without answering",
+                    detail=repr(problem),
+                ) from problem
             except OSError as problem:
                 self._drop_connection()
                 raise self._unreachable(problem) from problem
@@ -327,7 +339,17 @@ class HttpTransport:
     def _exchange(
         self, message: Message, on_other: Callable[[Message], Message | None], headers: dict[str, str] | None
     ) -> Message | None:
-        response = self._request("POST", json.dumps(message).encode(), headers)
+        try:
+            response = self._request("POST", json.dumps(message).encode(), headers)
+        except ServerDropped as dropped:
+            method = str(message.get("method"))
+            if method == "tools/call":
+                method += f" {(message.get('params') or {}).get('name')}"
+            dropped.message = (
+                f"the MCP server at {self.description} crashed mid-call: it closed the connection without "
+                f"answering {method}"
+            )
+            raise
         if message.get("method") == "initialize":
             session = response.getheader("Mcp-Session-Id")
             if session:

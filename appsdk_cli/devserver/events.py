@@ -49,6 +49,8 @@ class Started:
     app_ok: bool
     pid: int
     tools: tuple[str, ...] = ()  # the app's tool names, as first imported
+    call_tool: str | None = None  # one to `appsdk call` as printed: no required arguments, read-only first
+    preview_tool: str | None = None  # one to `appsdk preview`: it has a widget, read-only first
     tunnel: bool = False  # a tunnel opens with the server (dev --tunnel)
     workbench: str | None = None  # the workbench's URL, when dev runs one
     workbench_note: str | None = None  # why it is not on the project's usual port
@@ -82,10 +84,36 @@ class AppBroken:
 
 @dataclass(frozen=True)
 class AppExited:
-    """The app's process ended on its own (os._exit, a crash): requests get an error until the next save."""
+    """The app's process ended on its own (os._exit, a crash, a kill): the next request starts it again."""
 
     exit_code: int
     message: str
+
+
+@dataclass(frozen=True)
+class AppRestarted:
+    """A request came in after the app's process had died, and a fresh one now serves it."""
+
+    seconds: float  # from the request being seen to the new process accepting it
+    app_ok: bool
+
+
+@dataclass(frozen=True)
+class WaitingForImport:
+    """Importing the app has not finished after `seconds`: said once, dev keeps waiting (or a save restarts it)."""
+
+    target: str
+    seconds: float
+    hint: str
+    then: str  # what the user can do meanwhile: "save a fix to start over, Ctrl-C to stop"
+
+
+@dataclass(frozen=True)
+class AppsdkReplaced:
+    """appsdk's own installed files changed under the running dev (a `pip install` into its venv): what
+    it has not loaded yet (the workbench's files among them) is gone or new, until dev restarts."""
+
+    package: Path
 
 
 @dataclass(frozen=True)
@@ -202,6 +230,9 @@ DevEvent = (
     | Reloaded
     | AppBroken
     | AppExited
+    | AppRestarted
+    | WaitingForImport
+    | AppsdkReplaced
     | ToolCrashed
     | AllowedHostAdded
     | AuthServerStarted

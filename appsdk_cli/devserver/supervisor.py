@@ -25,6 +25,7 @@ import socket
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,8 @@ from appsdk_cli.devserver.events import (
     AllowedHostAdded,
     AppBroken,
     AppExited,
+    AppRestarted,
+    AppsdkReplaced,
     AuthServerStarted,
     ContractReport,
     DevEvent,
@@ -49,6 +52,7 @@ from appsdk_cli.devserver.events import (
     ToolChanges,
     ToolCrashed,
     Transport,
+    WaitingForImport,
 )
 from appsdk_cli.devserver.hosts import parse_allowed_host, security_lists, url_host
 from appsdk_cli.devserver.watch import ProjectWatcher
@@ -61,12 +65,21 @@ from appsdk_cli.project import (
     remove_dev_state,
     write_dev_state,
 )
-from appsdk_cli.snapshot.loader import IMPORT_FAILED
+from appsdk_cli.snapshot.loader import IMPORT_FAILED, SERVES_ON_IMPORT_HINT
 
 STOP_GRACE_SECONDS = 5.0
 # How long a retired worker may still finish accepted requests once a newer reload needs its place.
 RETIRE_GRACE_SECONDS = 1.0
 BROKEN_HINT = "fix it and save: appsdk dev keeps watching and reloads on the next good save"
+NO_RELOAD_HINT = "fix it and start appsdk dev again (with --no-reload it does not watch for saves)"
+# An import still running after this long is said once, with the likeliest cause: the app serves by
+# itself on import (uvicorn.run, a stdio loop) in a way the loader's guard on run() cannot see.
+IMPORT_SLOW_SECONDS = 5.0
+# A worker that dies while serving is started again by the next request; more deaths than this within
+# the window look like a crash loop, which waits for a save instead.
+RESTARTS_PER_WINDOW = 5
+RESTART_WINDOW_SECONDS = 60.0
+_LISTENER = "listener"  # the selector's tag for the listening socket, watched while no worker serves
 
 BoundHook = Callable[["Supervisor"], None]
 
@@ -97,8 +110,12 @@ class _Worker:
     ok: bool = False
     tools: dict[str, str] | None = None
     contract: dict[str, Any] | None = None
+    suggested: dict[str, Any] | None = None
     waiting_for: int | None = None  # pid of the worker whose "stopped" this one needs before `go`
     exit_code: int | None = None
+    forked_at: float = field(default_factory=time.monotonic)
+    slow_said: bool = False  # WaitingForImport was reported for it
+    restart: bool = False  # started for a request after the serving worker died, not for a save
 
 
 @dataclass
@@ -135,6 +152,10 @@ class Supervisor:
         self._live: _Worker | None = None
         self._next: _Worker | None = None
         self._reload_queued: tuple[str, ...] | None = None
+        self._restarts: deque[float] = deque()  # when each worker that died was started again
+        self._listener_watched = False
+        self._own_files = _installed_stamp()  # appsdk's own package as this process loaded it
+        self._own_files_checked = time.monotonic()
         self._last_tools: dict[str, str] | None = None
         self._contract_reporter = ContractReporter(self.project)
         self._pending = _Pending()
@@ -275,10 +296,14 @@ class Supervisor:
 
     def _start_first_worker(self) -> None:
         target = app_target(self.project)
-        first = self._fork(target, None, (), time.monotonic())
-        while first.state in ("starting", "ready") and not self._stop_requested():
+        first: _Worker | None = self._fork(target, None, (), time.monotonic())
+        # A save while a slow first import hangs starts it over (_step): wait for whichever is newest.
+        while not self._stop_requested():
+            first = self._next or first
+            if first is None or first.state not in ("starting", "ready"):
+                break
             self._step(timeout=0.5)
-        if self._stop_requested():
+        if self._stop_requested() or first is None:
             return
         if first.state == "dead":
             raise AppsdkError(f"the app's process exited with code {first.exit_code} while starting")
@@ -295,6 +320,8 @@ class Supervisor:
                 app_ok=first.ok,
                 pid=os.getpid(),
                 tools=tuple(first.tools or ()),
+                call_tool=(first.suggested or {}).get("call"),
+                preview_tool=(first.suggested or {}).get("preview"),
                 tunnel=self.config.behind_tunnel,
             )
         )
@@ -349,20 +376,29 @@ class Supervisor:
             self._step(timeout=0.5)
 
     def _step(self, timeout: float) -> None:
+        request_waiting = False
         for key, _ in self._selector.select(timeout):
             if key.data is None:
                 with contextlib.suppress(BlockingIOError):
                     while os.read(self._wake_r, 4096):
                         pass
+            elif key.data == _LISTENER:
+                request_waiting = True
             else:
                 self._read_worker(key.data)
         self._reap()
+        self._say_if_import_is_slow()
+        self._say_if_appsdk_was_replaced()
+        # Until the first worker serves, saves wait and then apply to it; but a first import that hangs
+        # (the app serves on import) may be fixed by a save, which must then start it over.
+        hung = self._next is not None and self._next.slow_said and self._next.state == "starting"
         with self._pending.lock:
             hosts, self._pending.hosts = self._pending.hosts, []
             changes: set[str] = set()
             public_url = None
-            if self._started:  # until the first worker serves, these wait; then they apply to it
+            if self._started or hung:
                 changes, self._pending.changes = self._pending.changes, set()
+            if self._started:
                 public_url, self._pending.public_url = self._pending.public_url, None
         for host in hosts:
             self._allow_host(host)
@@ -370,6 +406,64 @@ class Supervisor:
             self._apply_public_url(public_url[0])
         if changes:
             self._reload(tuple(sorted(changes)), time.monotonic())
+        elif request_waiting and self._listener_watched:
+            self._restart()
+
+    def _say_if_import_is_slow(self) -> None:
+        worker = self._next
+        if worker is None or worker.state != "starting" or worker.slow_said:
+            return
+        waited = time.monotonic() - worker.forked_at
+        if waited >= IMPORT_SLOW_SECONDS:
+            worker.slow_said = True
+            try:
+                target = app_target(self.project).describe()
+            except AppsdkError:
+                target = "the app"
+            then = "save a fix to start over, Ctrl-C to stop" if self.config.reload else "Ctrl-C to stop"
+            self._emit(WaitingForImport(target=target, seconds=waited, hint=SERVES_ON_IMPORT_HINT, then=then))
+
+    def _say_if_appsdk_was_replaced(self) -> None:
+        now = time.monotonic()
+        if self._own_files is None or now - self._own_files_checked < 2.0:
+            return
+        self._own_files_checked = now
+        if _installed_stamp() != self._own_files:
+            self._own_files = None  # said once
+            self._emit(AppsdkReplaced(package=Path(worker_module.__file__).resolve().parent.parent))
+
+    def _restart(self) -> None:
+        """A request waits and no worker serves (the last one died): start the app again for it."""
+        self._watch_listener(False)
+        now = time.monotonic()
+        while self._restarts and now - self._restarts[0] > RESTART_WINDOW_SECONDS:
+            self._restarts.popleft()
+        if len(self._restarts) >= RESTARTS_PER_WINDOW:
+            message = (
+                f"the app's process died {len(self._restarts) + 1} times within {RESTART_WINDOW_SECONDS:g} s; "
+                "not starting it again until you save a file"
+            )
+            self._emit(AppExited(exit_code=0, message=message))
+            self._fork(None, message, (), now)
+            return
+        self._restarts.append(now)
+        try:
+            target = app_target(self.project)
+        except AppsdkError as problem:
+            self._fork(None, problem.message, (), now)
+            return
+        self._fork(target, None, (), now).restart = True
+
+    def _watch_listener(self, watch: bool) -> None:
+        """Whether the loop wakes for a connection waiting on the shared socket (only while none serves)."""
+        if watch == self._listener_watched or self._sock is None:
+            return
+        if watch:
+            self._selector.register(self._sock, selectors.EVENT_READ, _LISTENER)
+        else:
+            with contextlib.suppress(KeyError, ValueError):
+                self._selector.unregister(self._sock)
+        self._listener_watched = watch
 
     def _stop_requested(self) -> bool:
         return self._pending.stop_requests > 0
@@ -457,12 +551,14 @@ class Supervisor:
         worker.ok = bool(message.get("ok"))
         worker.tools = message.get("tools")
         worker.contract = message.get("contract")
+        worker.suggested = message.get("suggested")
         if message.get("missing") and not self._started:
             # Nothing to watch for: the command line (or pyproject) names something that isn't there.
             raise AppsdkError(str(message.get("summary")))
         if not worker.ok and not message.get("fallback"):
             summary = str(message.get("summary"))
-            self._emit(AppBroken(summary=summary, traceback=str(message.get("traceback", "")), hint=BROKEN_HINT))
+            hint = BROKEN_HINT if self.config.reload else NO_RELOAD_HINT
+            self._emit(AppBroken(summary=summary, traceback=str(message.get("traceback", "")), hint=hint))
             if not self.config.reload:
                 raise AppsdkError(f"{IMPORT_FAILED}: {summary}")
         live = self._live
@@ -492,7 +588,9 @@ class Supervisor:
         contract_report: ContractReport | None = None
         if worker.ok and worker.contract is not None:
             contract_report = self._contract_reporter.after_load(worker.contract)
-        if self._started:
+        if worker.restart:
+            self._emit(AppRestarted(seconds=time.monotonic() - worker.seen_at, app_ok=worker.ok))
+        elif self._started:
             self._emit(
                 Reloaded(
                     changed_files=worker.changed_files,
@@ -528,9 +626,11 @@ class Supervisor:
                 self._next = self._fork(None, message, worker.changed_files, worker.seen_at)
         elif worker is self._live and was == "serving":
             self._live = None
-            message = f"the app's process exited with code {worker.exit_code}; save a file to restart it"
+            if self._next is not None:
+                return  # a reload is under way: its worker serves next
+            message = f"the app's process {_ended(worker.exit_code)}; the next request starts it again"
             self._emit(AppExited(exit_code=worker.exit_code or 0, message=message))
-            self._fork(None, message, (), time.monotonic())
+            self._watch_listener(True)
 
     # -- workers ------------------------------------------------------------------------------
 
@@ -538,6 +638,7 @@ class Supervisor:
         self, target: AppTarget | None, fallback: str | None, changed: tuple[str, ...], seen_at: float
     ) -> _Worker:
         assert self._sock is not None
+        self._watch_listener(False)  # the new worker answers whatever waits
         spec = self._spec(target, fallback)
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
@@ -701,3 +802,20 @@ class Supervisor:
 
     def _emit(self, event: DevEvent) -> None:
         self._observer(event)
+
+
+def _ended(exit_code: int | None) -> str:
+    """How a worker ended, in words: "was killed by SIGKILL", "exited with code 3"."""
+    if exit_code is not None and exit_code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-exit_code).name}"
+    return f"exited with code {exit_code}"
+
+
+def _installed_stamp() -> tuple[int, int] | None:
+    """Which appsdk_cli/__init__.py this process was loaded from, as (inode, mtime): a reinstall replaces it."""
+    try:
+        stat = (Path(worker_module.__file__).resolve().parent.parent / "__init__.py").stat()
+    except OSError:
+        return (0, 0)
+    return (stat.st_ino, stat.st_mtime_ns)

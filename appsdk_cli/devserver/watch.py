@@ -11,6 +11,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from appsdk_cli.contract.record import DEFAULT_FILE as CONTRACT_FILE
+
 WATCHED_SUFFIXES = (".py", ".html", ".css", ".js", ".json", ".toml")
 IGNORED_DIRS = (".venv", "venv", ".git", "__pycache__", "node_modules", ".appsdk", ".pytest_cache", ".ruff_cache")
 # watchfiles yields once no new event came for STEP ms (a save is a burst of events a few ms apart),
@@ -61,13 +63,14 @@ def _relative(path: str, project: Path) -> str:
 
 
 class _DevFilter:
-    """The project's source, widget and config files; never environments, caches or our own state."""
+    """The project's source, widget and config files; never environments, caches or our own state
+    (`appsdk snapshot` writing the contract file changes nothing the app runs)."""
 
     def __init__(self, project: Path) -> None:
         self._project = project
 
     def __call__(self, change: object, path: str) -> bool:
-        if not path.endswith(WATCHED_SUFFIXES):
+        if not path.endswith(WATCHED_SUFFIXES) or Path(path).name == CONTRACT_FILE:
             return False
         try:
             parts = Path(path).relative_to(self._project).parts

@@ -35,6 +35,9 @@ class DevWorkbench:
         )
 
     def start(self, supervisor: Supervisor) -> None:
+        _load_what_requests_import()
+        # The widgets' site is the app's (Vite admits exactly its view origin): its URL is final by now.
+        self.workbench.host.serve_for(supervisor.url)
         try:
             self.workbench.start()
         except AppsdkError:
@@ -81,3 +84,27 @@ def refresh_notice(event: Reloaded) -> str | None:
     named = (("added", tools.added), ("removed", tools.removed), ("changed", tools.changed))
     parts = [f"{label} {', '.join(names)}" for label, names in named if names]
     return f"Refresh needed in ChatGPT: the tool list changed ({'; '.join(parts)}); {chatgpt.REFRESH}."
+
+
+def _load_what_requests_import() -> None:
+    """Import now what the workbench's requests import lazily (the host's routes, sign-in, the client).
+
+    A dev runs for hours, and appsdk may be reinstalled under it meanwhile (a `pip install` into the same
+    venv): a module first imported after that is missing or of another version, and the request that
+    needed it would fail. About 0.1 s, once per dev.
+    """
+    import contextlib
+    import importlib
+    import pkgutil
+
+    import appsdk_cli.auth
+    import appsdk_cli.client
+    import appsdk_cli.host
+    import appsdk_cli.workbench
+
+    for package in (appsdk_cli.auth, appsdk_cli.client, appsdk_cli.host, appsdk_cli.workbench):
+        for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            with contextlib.suppress(ImportError):  # an optional dependency that is not installed
+                importlib.import_module(module.name)
+    for name in ("connection", "remote", "toolargs", "trace", "project", "appmeta"):
+        importlib.import_module(f"appsdk_cli.{name}")

@@ -39,7 +39,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from appsdk_cli.devserver.asgi import ASGIApp, AuthForwarder, StreamCloser, closing_connections, fallback_app
 from appsdk_cli.devserver.events import Transport
-from appsdk_cli.snapshot.loader import IMPORT_FAILED, TargetMissing, describe_failure, import_server
+from appsdk_cli.snapshot.loader import (
+    IMPORT_FAILED,
+    ServesOnImport,
+    TargetMissing,
+    describe_failure,
+    import_server,
+)
 
 _PR_SET_PDEATHSIG = 1
 
@@ -72,6 +78,8 @@ class LoadedApp:
     asgi: ASGIApp
     tools: dict[str, str] | None  # tool name -> fingerprint of its full descriptor
     contract: dict[str, Any] | None = None  # what `appsdk snapshot` would record (None: could not be read)
+    # The tools the start-up panel's "Next" lines name: {"call": name or None, "preview": name or None}.
+    suggested: dict[str, str | None] | None = None
 
 
 class Channel:
@@ -175,6 +183,12 @@ def preload() -> None:
 
     with contextlib.suppress(ImportError):
         import mcp.server.apps  # noqa: F401
+    # appsdk's own modules a worker imports after the fork: in memory already, a reload keeps working
+    # when appsdk is reinstalled under a running dev (the test command's `pip install` in the same venv).
+    import appsdk_cli.appmeta
+    import appsdk_cli.contract.record
+    import appsdk_cli.snapshot.crashes
+    import appsdk_cli.snapshot.inmemory  # noqa: F401
 
 
 def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
@@ -196,10 +210,20 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
         except BaseException as problem:  # a broken app can raise anything at import, SystemExit included
             summary = describe_failure(problem, spec.project)
             app = fallback_app(f"{IMPORT_FAILED}: {summary}; fix it and save", security)
-            channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": user_traceback(problem)})
+            # The line names the call that started a server on import; its traceback adds nothing.
+            trace = "" if isinstance(problem, ServesOnImport) else user_traceback(problem)
+            channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": trace})
         else:
             app = loaded.asgi
-            channel.send({"type": "ready", "ok": True, "tools": loaded.tools, "contract": loaded.contract})
+            channel.send(
+                {
+                    "type": "ready",
+                    "ok": True,
+                    "tools": loaded.tools,
+                    "contract": loaded.contract,
+                    "suggested": loaded.suggested,
+                }
+            )
 
     forwarder = AuthForwarder(channel) if spec.auth_server else None
     if forwarder is not None:
@@ -236,8 +260,12 @@ def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]
         asgi = server.streamable_http_app(
             stateless_http=True, json_response=True, transport_security=security, host=spec.bind_host
         )
+    descriptors = asyncio.run(_tool_descriptors(server))
     return LoadedApp(
-        asgi=closing_connections(asgi), tools=asyncio.run(_tool_fingerprints(server)), contract=_contract(server)
+        asgi=closing_connections(asgi),
+        tools=_tool_fingerprints(descriptors),
+        contract=_contract(server),
+        suggested=suggested_tools(descriptors),
     )
 
 
@@ -254,14 +282,40 @@ def _contract(server: Any) -> dict[str, Any] | None:
     return record(snapshot)
 
 
-async def _tool_fingerprints(server: Any) -> dict[str, str]:
+async def _tool_descriptors(server: Any) -> list[dict[str, Any]]:
+    return [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in await server.list_tools()]
+
+
+def _tool_fingerprints(descriptors: list[dict[str, Any]]) -> dict[str, str]:
     """One hash per tool over everything a host caches: name, schemas, annotations, _meta, texts."""
     fingerprints: dict[str, str] = {}
-    for tool in await server.list_tools():
-        descriptor = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+    for descriptor in descriptors:
         encoded = json.dumps(descriptor, sort_keys=True, separators=(",", ":")).encode()
-        fingerprints[tool.name] = hashlib.sha256(encoded).hexdigest()
+        fingerprints[str(descriptor.get("name"))] = hashlib.sha256(encoded).hexdigest()
     return fingerprints
+
+
+def suggested_tools(descriptors: list[dict[str, Any]]) -> dict[str, str | None]:
+    """The tool a newcomer can `call` as printed (no required arguments; read-only, not destructive,
+    first), and the one to `preview` (it has a widget; the same preferences): None when there is none."""
+    from appsdk_cli.appmeta import tool_meta
+
+    def required(descriptor: dict[str, Any]) -> bool:
+        schema = descriptor.get("inputSchema")
+        return bool(isinstance(schema, dict) and schema.get("required"))
+
+    def rank(descriptor: dict[str, Any]) -> tuple[bool, bool, bool, str]:
+        meta = tool_meta(descriptor)
+        # False sorts first: no required argument, read-only, not destructive, then by name.
+        return (required(descriptor), meta.read_only is not True, meta.destructive is not False, meta.name)
+
+    ranked = sorted(descriptors, key=rank)
+    callable_now = [d for d in ranked if not required(d)]
+    with_widget = [d for d in ranked if tool_meta(d).template]
+    return {
+        "call": str(callable_now[0]["name"]) if callable_now else None,
+        "preview": str(with_widget[0]["name"]) if with_widget else None,
+    }
 
 
 def user_traceback(problem: BaseException) -> str:
@@ -292,6 +346,30 @@ def _quiet_logging() -> None:
     # The app's own loggers keep whatever level the app chose; warnings (a rejected Host) still show.
     for name in ("mcp", "uvicorn", "uvicorn.error", "uvicorn.access", "sse_starlette"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    # MCPServer also gives the root logger (when the app did not configure one) a rich handler that
+    # stamps each line with its own date and a right-aligned file:line: in dev's terminal, among lines
+    # without timestamps, say it as dev does ("warning: bookclub: ..."). The app's own handlers stay.
+    from rich.logging import RichHandler
+
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if isinstance(handler, RichHandler):
+            root.removeHandler(handler)
+            plain = logging.StreamHandler(sys.stderr)
+            plain.setLevel(handler.level)
+            plain.setFormatter(_DevLogFormat())
+            root.addHandler(plain)
+
+
+class _DevLogFormat(logging.Formatter):
+    """A log record as dev's own lines read: `warning: LOGGER: message`, a traceback below when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.message = record.getMessage()
+        text = f"{record.levelname.lower()}: {record.name}: {record.message}"
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
 
 
 async def _serve(

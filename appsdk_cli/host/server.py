@@ -101,6 +101,13 @@ class HostServer(HostState):
         """The listening sockets (a forking parent closes them in its children)."""
         return [server.socket for server in self._servers]
 
+    def serve_for(self, server: str) -> None:
+        """Name the server whose widgets this host shows, before start(), when it was not known at
+        construction (`appsdk dev`'s workbench learns the app's URL once the socket is bound)."""
+        if self._origins is not None:
+            raise RuntimeError("the host's origins are fixed once it listens")
+        self.site_id = sandbox_site_id(server)
+
     def _host_routes_for(self, host_header: str, port: int) -> RouteTable | None:
         return self.host_routes if allowed_host_header(host_header, port) else None
 

@@ -78,6 +78,19 @@ def dev_event(event: DevEvent) -> None:
         console.print(f"[dim]hint:[/] {escape(event.hint)}", soft_wrap=True)
     elif isinstance(event, events.AppExited):
         warning(event.message)
+    elif isinstance(event, events.AppRestarted):
+        state = "" if event.app_ok else " [dim](still broken: requests get its error)[/]"
+        stdout().print(f"[green]restarted[/] the app for a request in {event.seconds:.2f} s{state}", soft_wrap=True)
+    elif isinstance(event, events.AppsdkReplaced):
+        warning(
+            f"appsdk itself was reinstalled under this running dev ({event.package} changed): restart appsdk dev "
+            "before you reload the workbench page; run the tests in a venv of their own (the README's uses .venv-test)"
+        )
+    elif isinstance(event, events.WaitingForImport):
+        warning(
+            f"importing {event.target} has not finished after {event.seconds:.0f} s: {event.hint}; "
+            f"appsdk dev keeps waiting ({event.then})"
+        )
     elif isinstance(event, events.ToolCrashed):
         _tool_crash(event)
     elif isinstance(event, events.AllowedHostAdded):
@@ -227,12 +240,12 @@ def _next_commands(event: Any) -> list[tuple[str, str]]:
     if shell.setup:
         commands.append((shell.setup, "puts appsdk on PATH"))
     commands.append((f"cd {shell_path(event.project)}", "appsdk finds this server from there"))
-    if event.tools:
-        tool = shlex.quote(event.tools[0])
-        commands.append((f"{shell.appsdk} call {tool}", "call a tool"))
-        commands.append((f"{shell.appsdk} preview {tool}", "see its widget in a local host"))
+    if event.call_tool:
+        commands.append((f"{shell.appsdk} call {shlex.quote(event.call_tool)}", "call a tool"))
     else:
         commands.append((f"{shell.appsdk} tools", "list the tools"))
+    if event.preview_tool:
+        commands.append((f"{shell.appsdk} preview {shlex.quote(event.preview_tool)}", "see its widget in a local host"))
     if not event.tunnel:
         commands.append((f"{shell.appsdk} tunnel", "an HTTPS URL for ChatGPT"))
     return commands

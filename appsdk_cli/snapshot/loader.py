@@ -9,6 +9,11 @@ and both say the same line about the same broken app:
   the exception itself propagates, so the caller can also show its traceback, and `failure_line`
   (`IMPORT_FAILED: describe_failure(...)`) is the line: "the app failed to import: server.py:3:
   ModuleNotFoundError: No module named 'requests'".
+- the app starts its own server while it is imported (`mcp.run()` at module level, a common first
+  mistake): `run()` and its async forms raise `ServesOnImport` during the import instead of blocking, so
+  the same line names the call: "the app failed to import: server.py:40: mcp.run() starts the server on
+  import; put that call under `if __name__ == '__main__':`". An app that blocks
+  some other way (uvicorn.run, a loop of its own) is caught by its caller's clock, with `SERVES_ON_IMPORT_HINT`.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from __future__ import annotations
 import importlib
 import sys
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +30,16 @@ IMPORT_FAILED = "the app failed to import"
 _SET_APP = 'set [tool.appsdk] app = "module:attribute" in pyproject.toml'
 # Folders inside a project that hold other people's code: a frame there does not say where to look.
 _LIBRARY_PARTS = frozenset({"site-packages", "dist-packages", ".venv", "venv"})
+MAIN_GUARD = "put that call under `if __name__ == '__main__':`"
+# What a caller adds when an import does not return in time: most often a server started on import
+# in a way the guard below cannot see (uvicorn.run, a stdio loop of another library).
+SERVES_ON_IMPORT_HINT = f"does it start the server on import? {MAIN_GUARD.replace('that call', 'mcp.run()')}"
+_RUNNERS = ("run", "run_stdio_async", "run_sse_async", "run_streamable_http_async")
+
+
+class ServesOnImport(Exception):
+    """The app called its server's run() while being imported: under appsdk, which serves the app
+    itself, that would block the import (stdio waits on the terminal, HTTP takes a port of its own)."""
 
 
 class TargetMissing(Exception):
@@ -39,7 +56,8 @@ def import_server(project: Path, module: str, attribute: str, looked_for: str) -
     if sys.path[:1] != [str(project)]:
         sys.path.insert(0, str(project))
     try:
-        loaded = importlib.import_module(module)
+        with _refusing_run():
+            loaded = importlib.import_module(module)
     except ModuleNotFoundError as problem:
         if problem.name and (module == problem.name or module.startswith(problem.name + ".")):
             raise TargetMissing(
@@ -61,15 +79,40 @@ def import_server(project: Path, module: str, attribute: str, looked_for: str) -
     return server
 
 
+@contextmanager
+def _refusing_run() -> Iterator[None]:
+    """While the app is imported, its server's run() (and the async forms) raise ServesOnImport."""
+    from mcp.server.mcpserver import MCPServer
+
+    def refuse(name: str) -> Any:
+        def refused(self: Any, *args: Any, **kwargs: Any) -> Any:
+            raise ServesOnImport(f"it starts its server on import (.{name}() at module level); {MAIN_GUARD}")
+
+        return refused
+
+    originals = {name: MCPServer.__dict__[name] for name in _RUNNERS if name in MCPServer.__dict__}
+    for name in originals:
+        setattr(MCPServer, name, refuse(name))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(MCPServer, name, original)
+
+
 def describe_failure(problem: BaseException, project: Path) -> str:
     """What the app raised while it was imported, in one line: where in the user's files, and what."""
     if isinstance(problem, SyntaxError) and problem.filename:
         return f"{_where(problem.filename, project)}:{problem.lineno}: {type(problem).__name__}: {problem.msg}"
+    what = str(problem) if isinstance(problem, ServesOnImport) else first_line(problem)
     # The deepest frame in the project's own code says where to look; library frames do not.
     inside = [frame for frame in traceback.extract_tb(problem.__traceback__) if _in_project(frame.filename, project)]
     if inside:
-        return f"{_where(inside[-1].filename, project)}:{inside[-1].lineno}: {first_line(problem)}"
-    return first_line(problem)
+        frame = inside[-1]
+        if isinstance(problem, ServesOnImport) and frame.line:
+            what = f"{frame.line.strip()} starts the server on import; {MAIN_GUARD}"
+        return f"{_where(frame.filename, project)}:{frame.lineno}: {what}"
+    return what
 
 
 def failure_line(problem: BaseException, project: Path) -> str:

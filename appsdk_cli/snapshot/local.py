@@ -19,6 +19,7 @@ import appsdk_cli
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.proctree import TailReader, kill_tree
 from appsdk_cli.project import AppTarget
+from appsdk_cli.snapshot.loader import SERVES_ON_IMPORT_HINT
 from appsdk_cli.snapshot.model import Snapshot
 
 # What --verbose can show of the app's own output (prints, logs, a traceback): its last 64 kB.
@@ -117,5 +118,5 @@ def _watch(process: subprocess.Popen[bytes], progress: Path, result: Path, timeo
             step = _last_step(progress)
             hint = ""
             if step.startswith("importing"):
-                hint = " (does it start the server on import? put mcp.run() under `if __name__ == '__main__':`)"
+                hint = f" ({SERVES_ON_IMPORT_HINT})"
             raise AppsdkError(f"{step} did not finish within {timeout:g} s{hint}")
