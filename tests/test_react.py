@@ -407,6 +407,18 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
             banner.wait_for(state="detached", timeout=60000)
             assert frame.evaluate("window.__loadedOnce") == "yes", reloads
             assert vote.inner_text().endswith("2")
+
+            # dev's own workbench shows the same widget from Vite: its widgets are on the app's own site,
+            # the one view origin Vite admits.
+            workbench = re.search(r"Workbench\s+(http://127\.0\.0\.1:\d+/)", log.read_text())
+            assert workbench, log.read_text()
+            bench = browser.new_page(viewport={"width": 1280, "height": 800})
+            bench.goto(workbench.group(1))
+            bench.locator("button", has_text="Run").first.click()
+            in_bench = widget_view(bench.locator(".host-frame iframe").first.content_frame)
+            in_bench.locator("h1", has_text="Fixed").wait_for(timeout=60000)
+            bench_view = next(f for f in bench.frames if "/view?" in f.url)
+            assert bench_view.evaluate("document.baseURI") == vite_url
             browser.close()
     finally:
         source.write_text(original)
