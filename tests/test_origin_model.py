@@ -26,8 +26,6 @@ from preview_helpers import CHROMIUM, NEEDS_CHROMIUM, http_get, widget_view
 from appsdk_cli.connection import Target
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
 
-pytestmark = [pytest.mark.browser, NEEDS_CHROMIUM]
-
 HOSTILE = FIXTURES / "hostile_widget_app.py"
 
 
@@ -117,6 +115,8 @@ def attack(browser, app: RunningServer, neighbour: Neighbour, profile: str) -> t
     return page, server, report
 
 
+@pytest.mark.browser
+@NEEDS_CHROMIUM
 def test_a_hostile_widget_stays_on_its_own_site_and_its_upload_never_runs(
     popup_blocking_browser, hostile_app, neighbour
 ):
@@ -163,6 +163,8 @@ def test_a_hostile_widget_stays_on_its_own_site_and_its_upload_never_runs(
         server.close()
 
 
+@pytest.mark.browser
+@NEEDS_CHROMIUM
 @pytest.mark.parametrize("profile", ["mcp-apps", "claude"])
 def test_a_widgets_download_never_navigates_or_scripts_the_host_page(
     popup_blocking_browser, hostile_app, neighbour, profile
@@ -206,3 +208,29 @@ def test_an_uploads_name_and_type_cannot_add_headers(hostile_app):
         assert headers["Access-Control-Allow-Origin"] == server.origins.view_origin
         assert headers["Content-Type"] == "application/octet-stream"
         assert "\r" not in headers["Content-Disposition"] and "Set-Cookie" in headers["Content-Disposition"]
+
+
+def test_a_route_that_fails_unexpectedly_is_answered_with_one_line_not_a_dropped_connection(hostile_app):
+    """A bug in a route, or appsdk reinstalled under a running host (a lazy import fails): the page gets a
+    500 with one line, the connection stays usable, the next request is answered as usual."""
+    import http.client
+
+    from appsdk_cli.host.handler import Request, get
+
+    def broken(request: Request) -> None:
+        raise ImportError("cannot import name 'gone' from 'appsdk_cli.render'")
+
+    app, _calls = hostile_app
+    session = prepare(Target(url=app.url), "attack", [])
+    with PreviewServer(session, PreviewOptions()) as server:
+        server.host_routes.routes.insert(0, get("/broken", broken))
+        connection = http.client.HTTPConnection("127.0.0.1", int(server.host_origin.rsplit(":", 1)[1]), timeout=10)
+        connection.request("GET", "/broken")
+        answer = connection.getresponse()
+        body = answer.read().decode()
+        assert answer.status == 500
+        assert body == "the host failed: ImportError: cannot import name 'gone' from 'appsdk_cli.render'"
+        connection.request("GET", "/api/session")  # the same kept-alive connection
+        again = connection.getresponse()
+        assert again.status == 200 and json.loads(again.read())["tool"]["name"] == "attack"
+        connection.close()

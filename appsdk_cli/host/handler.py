@@ -191,6 +191,7 @@ class BaseHandler(BaseHTTPRequestHandler):
         return body
 
     def _dispatch(self, method: str) -> None:
+        self.answered = False  # a kept-alive connection brings several requests to one handler
         parts = urlsplit(self.path)
         try:
             # DNS-rebinding protection, and which origin is asked: only our own names address us.
@@ -211,6 +212,16 @@ class BaseHandler(BaseHTTPRequestHandler):
             self._refuse(refused)
         except AppsdkError as problem:
             self._refuse(HttpError(HTTPStatus.BAD_GATEWAY, problem.message))
+        except Exception as problem:
+            # A bug, or appsdk reinstalled under a running host (a lazy import fails): the page gets an
+            # answer with one line instead of a dropped connection, and the terminal the same line.
+            if self.answered:
+                raise
+            line = f"the host failed: {type(problem).__name__}: {problem}"[:500]
+            self._refuse(HttpError(HTTPStatus.INTERNAL_SERVER_ERROR, line, plain=method == "GET"))
+            import sys
+
+            sys.stderr.write(f"appsdk preview: {line}\n")
         return None
 
     def _refuse(self, refused: HttpError) -> None:
@@ -222,12 +233,15 @@ class BaseHandler(BaseHTTPRequestHandler):
 
     # --- answering ---------------------------------------------------------------------------------------
 
+    answered = False  # set once a response has begun: a failure after it cannot be answered again
+
     def send_body(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         fields = {"Content-Type": content_type, **(headers or {})}
         for name, value in fields.items():
             if not _HEADER_VALUE.match(value) or not _HEADER_NAME.match(name):
                 # A value a server or a widget chose (a file name, a type) must not end the header early.
                 raise ValueError(f"refusing to send header {name!r}: control characters in its value")
+        self.answered = True
         self.send_response(status)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")

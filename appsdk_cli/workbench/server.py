@@ -634,6 +634,7 @@ class Workbench:
 
     def _stream(self, request: Request) -> None:
         handler = request.handler
+        handler.answered = True  # a stream: once begun, a failure cannot be answered as JSON
         handler.send_response(HTTPStatus.OK)
         handler.send_header("Content-Type", "text/event-stream; charset=utf-8")
         handler.send_header("Cache-Control", "no-store")
