@@ -521,3 +521,25 @@ def browser() -> Iterator[object]:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
         yield launched
         launched.close()
+
+
+@pytest.fixture
+def page(browser) -> Iterator[object]:
+    """A page of the workbench at the README's 1280×800 that fails the test if the page threw."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert not errors, f"the workbench page threw: {errors}"
+
+
+@pytest.fixture
+def trip_bench(trip_app: RunningServer) -> Iterator[object]:
+    """A workbench on the trip planner (tests/fixtures/workbench_app.py)."""
+    from appsdk_cli.connection import Target
+    from appsdk_cli.workbench import Workbench
+
+    with Workbench(Target(url=trip_app.url)) as bench:
+        yield bench

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,23 +28,6 @@ pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (
 pytestmark = NEEDS_CHROMIUM
 INTEROP = Path(__file__).resolve().parent / "interop"
 TITLES = ["Frankenstein", "Pride and Prejudice", "The Time Machine"]
-
-
-@pytest.fixture
-def page(browser) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    assert not errors, f"the workbench page threw: {errors}"
-
-
-@pytest.fixture
-def trip_bench(trip_app: RunningServer) -> Iterator[Workbench]:
-    with Workbench(Target(url=trip_app.url)) as bench:
-        yield bench
 
 
 def open_workbench(page, url: str) -> None:

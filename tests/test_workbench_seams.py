@@ -38,23 +38,6 @@ def picks_for(month: str) -> list[dict[str, str]]:
 """
 
 
-@pytest.fixture
-def page(browser) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    assert not errors, f"the workbench page threw: {errors}"
-
-
-@pytest.fixture
-def trip_bench(trip_app: RunningServer) -> Iterator[Workbench]:
-    with Workbench(Target(url=trip_app.url)) as bench:
-        yield bench
-
-
 @pytest.fixture(scope="module")
 def streaming_app() -> Iterator[RunningServer]:
     """tests/fixtures/workbench_app.py answering as event streams, with its count-slowly tool."""
