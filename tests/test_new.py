@@ -298,3 +298,23 @@ kill -INT %1; wait
     assert result.returncode == 0, result.stdout + result.stderr + (project / "dev.log").read_text()
     assert "Frankenstein" in (project / "call.json").read_text()
     assert "passed" in result.stdout
+
+
+PLUGIN_FILES = [".codex-plugin/plugin.json", ".mcp.json", "assets/logo.png"]
+
+
+def test_json_added_and_the_readme_table_name_the_plugin_files(tmp_path: Path):
+    import json
+
+    made = appsdk("new", "demo", "--json", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    result = json.loads(made.stdout)
+    assert result["added"] == result["files"], result
+    assert set(PLUGIN_FILES) <= set(result["added"])
+    table = (tmp_path / "demo" / "README.md").read_text().split("| file | what it is |", 1)[1].split("\n\n", 1)[0]
+    for name in PLUGIN_FILES:
+        assert f"| `{name}` |" in table, table
+
+    bare = json.loads(appsdk("new", "bare", "--no-plugin", "--json", cwd=tmp_path).stdout)
+    assert not set(PLUGIN_FILES) & set(bare["files"] + bare["added"])
+    assert ".mcp.json" not in (tmp_path / "bare" / "README.md").read_text()

@@ -72,7 +72,9 @@ def new(
     flavor = WidgetFlavor.SKYBRIDGE if skybridge else WidgetFlavor.MCP_APPS
     target = path.expanduser() / name
     fresh = not (target.is_dir() and any(target.iterdir()))  # this run makes the whole folder
-    result = scaffold(name, path, force=force, flavor=flavor, auth=auth, domain=domain, template=widget)
+    result = scaffold(
+        name, path, force=force, flavor=flavor, auth=auth, domain=domain, template=widget, plugin=not no_plugin
+    )
     if not no_plugin:
         result = _with_plugin(result, force=force)
     if widget is WidgetTemplate.REACT:
@@ -121,11 +123,13 @@ def _with_plugin(result: ScaffoldResult, *, force: bool) -> ScaffoldResult:
     from dataclasses import replace
 
     from appsdk_cli.errors import AppsdkError
-    from appsdk_cli.plugin.init import init_plugin
+    from appsdk_cli.plugin.init import LOGO, MCP_CONFIG, init_plugin
     from appsdk_cli.plugin.manifest import CODEX_MANIFEST
 
     if force and (result.path / CODEX_MANIFEST).exists():
         return result  # --force rewrites the template's files, not the user's own plugin manifest
+    # Under --force a user's .mcp.json or logo may already be there: it is rewritten, not added.
+    existed = {Path(name) for name in (MCP_CONFIG, LOGO) if (result.path / name).exists()}
     try:
         written = init_plugin(result.path, force=force)
     except AppsdkError as problem:
@@ -134,4 +138,9 @@ def _with_plugin(result: ScaffoldResult, *, force: bool) -> ScaffoldResult:
             "(run `appsdk plugin init` in it once that is fixed)",
             detail=problem.detail,
         ) from problem
-    return replace(result, files=tuple(sorted({*result.files, *(Path(f) for f in written.files)})))
+    plugin_files = {Path(f) for f in written.files}
+    return replace(
+        result,
+        files=tuple(sorted({*result.files, *plugin_files})),
+        added=tuple(sorted({*result.added, *(plugin_files - existed)})),
+    )
