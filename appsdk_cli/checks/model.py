@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from appsdk_cli.snapshot.model import Snapshot
+
+if TYPE_CHECKING:
+    from appsdk_cli.project import AppTarget
 
 
 class Severity(StrEnum):
@@ -65,6 +68,8 @@ class CheckReport:
     strict: bool = False
     # What was checked when it is not a server (`appsdk plugin check`: the plugin folder).
     subject: str | None = None
+    # The app's code, when the check knows it (PATH mode, or this project's dev): a fix can name its line.
+    app: AppTarget | None = None
 
     @property
     def errors(self) -> int:
