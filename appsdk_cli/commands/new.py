@@ -59,6 +59,12 @@ def new(
     no_plugin: Annotated[
         bool, typer.Option("--no-plugin", help="Skip the plugin files (.codex-plugin/, .mcp.json, assets/).")
     ] = False,
+    then_dev: Annotated[
+        bool,
+        typer.Option(
+            "--dev", help="Then serve it with hot reload, as `appsdk dev` in the new folder does (Ctrl-C stops it)."
+        ),
+    ] = False,
 ) -> None:
     """Scaffold a working book-club app: server, widget and tests."""
     from appsdk_cli.render.scaffold import scaffold_result
@@ -69,6 +75,8 @@ def new(
     widget = WidgetTemplate(template)
     if no_install and widget is not WidgetTemplate.REACT:
         raise UsageError("--no-install goes with --template react")
+    if then_dev and as_json:
+        raise UsageError("--dev serves the app until Ctrl-C; --json prints a result for scripts: pick one")
     flavor = WidgetFlavor.SKYBRIDGE if skybridge else WidgetFlavor.MCP_APPS
     target = path.expanduser() / name
     fresh = not (target.is_dir() and any(target.iterdir()))  # this run makes the whole folder
@@ -79,7 +87,12 @@ def new(
         result = _with_plugin(result, force=force)
     if widget is WidgetTemplate.REACT:
         result = _install_web(result, skip=no_install, quiet=as_json, fresh=fresh)
-    scaffold_result(result, as_json=as_json)
+    # With --dev the next step is already under way: dev prints its own lines for a second terminal.
+    scaffold_result(result, as_json=as_json, serving_next=then_dev)
+    if then_dev:
+        from appsdk_cli.commands.dev import dev
+
+        dev(result.path)
 
 
 def _install_web(result: ScaffoldResult, *, skip: bool, quiet: bool, fresh: bool) -> ScaffoldResult:
