@@ -26,6 +26,7 @@ from appsdk_cli.snapshot.model import Snapshot
 if TYPE_CHECKING:
     from appsdk_cli.connection import Target
     from appsdk_cli.project import AppTarget
+    from appsdk_cli.snapshot.live import CallWatcher
     from appsdk_cli.snapshot.source import Source
 
 __all__ = [
@@ -97,17 +98,31 @@ def check_path(
 
 
 def check_live(
-    target: Target, *, call_tools: bool = True, strict: bool = False, project: Path | None = None
+    target: Target,
+    *,
+    call_tools: bool = True,
+    strict: bool = False,
+    project: Path | None = None,
+    calling: CallWatcher | None = None,
 ) -> CheckReport:
-    """Live mode: check what a running server really sends (and, for this project's `appsdk dev`, its files)."""
+    """Live mode: check what a running server really sends (and, for this project's `appsdk dev`, its files).
+    `calling(name)` is entered around each tool call (see snapshot.live.collect_live)."""
     from appsdk_cli.snapshot.live import collect_live
 
-    return run_rules(collect_live(target, call_tools=call_tools), strict=strict, project=project)
+    snapshot = collect_live(target, call_tools=call_tools, calling=calling)
+    return run_rules(snapshot, strict=strict, project=project)
 
 
-def check_source(source: Source, *, timeout: float, call_tools: bool = True, strict: bool = False) -> CheckReport:
+def check_source(
+    source: Source,
+    *,
+    timeout: float,
+    call_tools: bool = True,
+    strict: bool = False,
+    calling: CallWatcher | None = None,
+) -> CheckReport:
     if source.mode == "live":
         assert source.target is not None
-        return check_live(source.target, call_tools=call_tools, strict=strict, project=source.project)
+        return check_live(source.target, call_tools=call_tools, strict=strict, project=source.project, calling=calling)
     assert source.project is not None
     return check_path(source.project, timeout=timeout, call_tools=call_tools, strict=strict, module=source.app)

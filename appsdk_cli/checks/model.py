@@ -83,6 +83,11 @@ class CheckReport:
     def failed(self) -> bool:
         return self.errors > 0 or (self.strict and self.warnings > 0)
 
+    @property
+    def called(self) -> list[str]:
+        """The tools the check called (answered or not), by name."""
+        return sorted([*self.snapshot.calls, *self.snapshot.call_errors])
+
     def as_json(self) -> dict[str, Any]:
         if self.subject is not None:
             summary = {"errors": self.errors, "warnings": self.warnings, "mode": self.snapshot.mode}
@@ -98,7 +103,12 @@ class CheckReport:
                 "serverName": self.snapshot.server_name,
                 "tools": len(self.snapshot.tools),
                 "resources": len(self.snapshot.resources),
-                "called": sorted([*self.snapshot.calls, *self.snapshot.call_errors]),
+                "called": self.called,
+                "callSeconds": {
+                    name: round(self.snapshot.call_seconds[name], 3)
+                    for name in self.called
+                    if name in self.snapshot.call_seconds
+                },
                 "era": self.snapshot.era,
                 "eras": self.snapshot.eras.get("spoken", []),
                 "strict": self.strict,
