@@ -281,12 +281,16 @@ class _Interrupt:
     signal, or one before the driver runs, interrupts at once."""
 
     def __init__(self) -> None:
+        from appsdk_cli.proctree import children
+
         self.asked = False
+        # What ran before Playwright (a --stdio server, say) is not its driver and is not signalled.
+        self._earlier = set(children(os.getpid()))
 
     def __call__(self, signum: int, frame: object) -> None:
         from appsdk_cli.proctree import children
 
-        drivers = children(os.getpid())
+        drivers = [pid for pid in children(os.getpid()) if pid not in self._earlier]
         if self.asked or not drivers:
             raise KeyboardInterrupt
         self.asked = True
