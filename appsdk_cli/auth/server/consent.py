@@ -32,7 +32,7 @@ _STYLE = (
     ".tag{display:inline-block;margin:0 0 .8rem;padding:.1rem .6rem;border-radius:999px;background:var(--soft);"
     "color:var(--accent);font-size:.72rem;font-weight:650;letter-spacing:.04em;text-transform:uppercase}"
     "h1{margin:0 0 .6rem;font-size:1.35rem;line-height:1.3}"
-    "p{margin:0 0 .6rem}"
+    "p{margin:0 0 .6rem}main>:last-child{margin-bottom:0}"
     "code{font:.84em ui-monospace,SFMono-Regular,Menlo,monospace;padding:.05rem .3rem;border:1px solid var(--line);"
     "border-radius:5px;background:var(--bg);overflow-wrap:anywhere}"
     "fieldset{margin:1.2rem 0;padding:0;border:0}"
