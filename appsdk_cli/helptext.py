@@ -44,8 +44,8 @@ _METAVARS = {
 
 # Each command's examples (its path without "appsdk"): one or two lines a newcomer would type.
 EXAMPLES: dict[str, tuple[str, ...]] = {
-    "": ("appsdk new book-club && appsdk dev book-club", "appsdk call list-books month=June"),
-    "new": ("appsdk new book-club", "appsdk new shelf --path ~/apps --auth --domain shelf.ngrok.app"),
+    "": ("appsdk new book-club --dev", "appsdk call list-books month=June"),
+    "new": ("appsdk new book-club --dev", "appsdk new shelf --path ~/apps --auth --domain shelf.ngrok.app"),
     "dev": ("appsdk dev", "appsdk dev ~/apps/shelf --port 9000 --tunnel"),
     "call": (
         "appsdk call list-books month=June",

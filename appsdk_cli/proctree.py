@@ -16,8 +16,8 @@ import threading
 from pathlib import Path
 
 
-def descendants(pid: int) -> list[int]:
-    """Every living descendant of `pid`, from /proc (empty where there is no /proc)."""
+def _parents() -> dict[int, list[int]]:
+    """Each living process's children, by parent pid, from /proc (empty where there is no /proc)."""
     parents: dict[int, list[int]] = {}
     with contextlib.suppress(OSError):
         for entry in Path("/proc").iterdir():
@@ -29,6 +29,12 @@ def descendants(pid: int) -> list[int]:
                 continue
             parent = int(stat.rsplit(")", 1)[1].split()[1])
             parents.setdefault(parent, []).append(int(entry.name))
+    return parents
+
+
+def descendants(pid: int) -> list[int]:
+    """Every living descendant of `pid`, from /proc (empty where there is no /proc)."""
+    parents = _parents()
     found: list[int] = []
     todo = [pid]
     while todo:
@@ -36,6 +42,12 @@ def descendants(pid: int) -> list[int]:
             found.append(child)
             todo.append(child)
     return found
+
+
+def children(pid: int) -> list[int]:
+    """The living processes `pid` started itself (not their own children), from /proc."""
+    parents = _parents()
+    return parents.get(pid, [])
 
 
 def kill_tree(process: subprocess.Popen[bytes]) -> None:

@@ -104,13 +104,15 @@ def scaffold(
     auth: bool = False,
     domain: str | None = None,
     template: WidgetTemplate = WidgetTemplate.HTML,
+    plugin: bool = False,
 ) -> ScaffoldResult:
     """Create parent/name from the book-club template (with auth: its OAuth-protected variant);
     raise AppsdkError and leave nothing on failure.
 
     `domain` is a reserved tunnel domain (books.ngrok.app): it becomes the project's
     `[tool.appsdk.tunnel] domain` and the widget's https origin. Without it, --force keeps the one the
-    existing project configures.
+    existing project configures. `plugin`: the README's file table lists the plugin files that
+    `appsdk plugin init` writes next (`appsdk new` does, unless --no-plugin).
     """
     validate_name(name)
     domain = normalize_domain(domain) if domain is not None else None
@@ -143,7 +145,7 @@ def scaffold(
         raise AppsdkError(f"cannot create the project in {parent}: {error.strerror or error}") from error
 
     try:
-        values = _template_values(name, flavor, domain, auth)
+        values = _template_values(name, flavor, domain, auth, plugin)
         files = sorted({path for source in sources for path in _render_tree(source, staging, values)})
         if react:
             files = _make_react(staging, files)
@@ -288,7 +290,15 @@ def _make_react(staging: Path, files: list[Path]) -> list[Path]:
     return [path for path in files if path not in dropped]
 
 
-def _template_values(name: str, flavor: WidgetFlavor, domain: str | None, auth: bool) -> dict[str, str]:
+# The README's rows for the files `appsdk plugin init` writes (appended to the table's last row).
+_PLUGIN_ROWS = (
+    "\n| `.codex-plugin/plugin.json` | the plugin manifest: name, description, logo, links (`appsdk plugin check`) |"
+    "\n| `.mcp.json` | the server's `/mcp` URL, for a plugin host such as Codex |"
+    "\n| `assets/logo.png` | the plugin's logo, a generated placeholder: replace it with your own |"
+)
+
+
+def _template_values(name: str, flavor: WidgetFlavor, domain: str | None, auth: bool, plugin: bool) -> dict[str, str]:
     from appsdk_cli import chatgpt
 
     return {
@@ -297,6 +307,7 @@ def _template_values(name: str, flavor: WidgetFlavor, domain: str | None, auth: 
         "widget_domain": f"https://{domain}" if domain else "",
         "tunnel_domain": domain or _PLACEHOLDER_DOMAIN,
         "chatgpt_steps": chatgpt.markdown(sign_in=auth),
+        "plugin_files": _PLUGIN_ROWS if plugin else "",
     }
 
 

@@ -353,3 +353,49 @@ def test_a_hostile_page_cannot_frame_the_consent_page(tmp_path: Path, browser: A
     finally:
         hostile.close()
         stop(dev.process)
+
+
+def test_the_consent_page_is_styled_and_keeps_its_headers(tmp_path: Path, browser: Any):
+    """In Chromium: the consent page and its one-line page carry their inline style (nothing else loads,
+    as the CSP says) and still refuse every frame."""
+    dev = start_dev(auth_project(tmp_path))
+    try:
+        flow = Flow(dev.url)
+        flow.discover()
+        assert flow.register().status_code == 201
+        consent_url = dev.url.replace("/mcp", flow.authorize(pkce()[1]).headers["location"])
+        for scheme in ("light", "dark"):
+            page = browser.new_page(color_scheme=scheme)
+            loaded: list[str] = []
+            page.on("request", lambda request, loaded=loaded: loaded.append(request.url))
+            try:
+                response = page.goto(consent_url, wait_until="load")
+                assert response is not None and response.status == 200
+                _assert_never_framed(response.headers, "the consent page")
+                assert "style-src 'unsafe-inline'" in response.headers["content-security-policy"]
+                assert loaded == [consent_url], loaded  # one self-contained document
+                look = page.evaluate(
+                    """() => {
+                        const style = (selector) => getComputedStyle(document.querySelector(selector));
+                        const approve = style("button[value=approve]"), deny = style("button[value=deny]");
+                        return {page: style("body").backgroundColor, card: style("main").borderTopLeftRadius,
+                                approve: approve.backgroundColor, deny: deny.backgroundColor,
+                                chosen: style("label:has(input:checked)").backgroundColor,
+                                other: style("label:has(input:not(:checked))").backgroundColor};
+                    }"""
+                )
+                assert look["page"] != "rgba(0, 0, 0, 0)" and look["card"] == "14px", look
+                assert look["approve"] not in (look["deny"], "rgb(239, 239, 239)"), look  # not the default button
+                assert look["chosen"] != look["other"], look  # the picked test user is marked
+            finally:
+                page.close()
+        page = browser.new_page()
+        try:
+            response = page.goto(dev.url.replace("/mcp", "/consent?request=gone"), wait_until="load")
+            assert response is not None and response.status >= 400
+            _assert_never_framed(response.headers, "the one-line page")
+            assert page.evaluate("getComputedStyle(document.querySelector('main')).borderTopLeftRadius") == "14px"
+        finally:
+            page.close()
+    finally:
+        stop(dev.process)

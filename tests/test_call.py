@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -477,3 +479,47 @@ def test_resources_lists_the_resource_templates_too(seams):
     wire = json.loads(appsdk("resources", "--url", seams.url, "--json").stdout)
     assert [t["uriTemplate"] for t in wire["resourceTemplates"]] == ["books://{book_id}"]
     assert [r["uri"] for r in wire["resources"]] == ["ui://widget/card.html"]
+
+
+def _on_a_terminal(*args: str, timeout: float = 60) -> str:
+    """The real `appsdk` with a pseudo-terminal for its stdout and stderr: what a person sees."""
+    import pty
+    import subprocess
+
+    leader, follower = pty.openpty()
+    env = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "FORCE_COLOR")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        env={**env, "TERM": "xterm-256color", "COLUMNS": "120"},
+    )
+    os.close(follower)
+    seen = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the child closed its end
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(leader)
+        process.wait(timeout=timeout)
+    return seen.decode()
+
+
+def test_call_colours_its_json_on_a_terminal_and_keeps_it_plain_elsewhere(app):
+    _, server = app
+    shown = _on_a_terminal("call", "list-books", "--url", server.url)
+    block = shown.split("structuredContent", 1)[1].split("content", 1)[0]
+    # Keys and strings each in colour (the heading's own bold ends before the block).
+    assert re.search(r'\x1b\[[0-9;]*m"author"', block) and re.search(r'\x1b\[[0-9;]*m"Mary Shelley"', block), shown
+    piped = appsdk("call", "list-books", "--url", server.url)
+    assert "\x1b" not in piped.stdout and '"author": "Mary Shelley"' in piped.stdout
+    plain = piped.stdout.split("structuredContent\n", 1)[1].split("content\n", 1)[0]
+    wire = json.loads(appsdk("call", "list-books", "--url", server.url, "--json").stdout)
+    assert plain == json.dumps(wire["structuredContent"], indent=2, ensure_ascii=False) + "\n"

@@ -298,3 +298,69 @@ kill -INT %1; wait
     assert result.returncode == 0, result.stdout + result.stderr + (project / "dev.log").read_text()
     assert "Frankenstein" in (project / "call.json").read_text()
     assert "passed" in result.stdout
+
+
+PLUGIN_FILES = [".codex-plugin/plugin.json", ".mcp.json", "assets/logo.png"]
+
+
+def test_json_added_and_the_readme_table_name_the_plugin_files(tmp_path: Path):
+    import json
+
+    made = appsdk("new", "demo", "--json", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    result = json.loads(made.stdout)
+    assert result["added"] == result["files"], result
+    assert set(PLUGIN_FILES) <= set(result["added"])
+    table = (tmp_path / "demo" / "README.md").read_text().split("| file | what it is |", 1)[1].split("\n\n", 1)[0]
+    for name in PLUGIN_FILES:
+        assert f"| `{name}` |" in table, table
+
+    bare = json.loads(appsdk("new", "bare", "--no-plugin", "--json", cwd=tmp_path).stdout)
+    assert not set(PLUGIN_FILES) & set(bare["files"] + bare["added"])
+    assert ".mcp.json" not in (tmp_path / "bare" / "README.md").read_text()
+
+
+def test_new_dev_serves_the_app_without_telling_the_user_to_run_dev(tmp_path: Path):
+    """`appsdk new NAME --dev` (the README's quick start): scaffolds, then serves on 127.0.0.1:8000, and
+    prints no "Next: appsdk dev" for what is already running; dev's own second-terminal lines follow.
+    In a network namespace of our own where one can be made (8000 is then free), else on this machine's
+    8000 when free, else skipped."""
+    import os
+    import shutil
+    import socket
+    import subprocess
+    import sys
+
+    from conftest import machine_lock
+
+    script = f"""set -e
+{sys.executable} -m appsdk_cli new demo --dev > new.log 2>&1 &
+for _ in $(seq 300); do [ -f demo/.appsdk/dev.json ] && grep -q 'Ctrl-C to stop' new.log && break; sleep 0.1; done
+cd demo && {sys.executable} -m appsdk_cli call list-books --json > ../call.json; cd ..
+kill -INT %1; wait %1 || true
+"""
+    env = {key: value for key, value in os.environ.items() if key != "APPSDK_URL"} | {"COLUMNS": "200"}
+    isolated = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$0" "$@"']
+    command = ["bash", "--noprofile", "--norc", "-c", script]
+    if shutil.which("unshare") and shutil.which("ip") and subprocess.run([*isolated, "true"]).returncode == 0:
+        done = subprocess.run([*isolated, *command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    else:
+        with machine_lock("appsdk-port-8000"), socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", 8000))
+            except OSError:
+                pytest.skip("port 8000 is taken and no network namespace can be made (unshare -rn)")
+            probe.close()
+            done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    said = (tmp_path / "new.log").read_text()
+    assert done.returncode == 0, done.stderr + said
+    assert "Created demo" in said and "Starting appsdk dev in" in said, said
+    assert "Next:\n" not in said and "  appsdk dev" not in said, said  # no advice to run what runs
+    assert "Next, in a second terminal:" in said and "appsdk call list-books" in said, said
+    assert "Frankenstein" in (tmp_path / "call.json").read_text()
+
+
+def test_new_dev_and_json_are_a_usage_error(tmp_path: Path):
+    result = appsdk("new", "demo", "--dev", "--json", cwd=tmp_path)
+    assert result.returncode == 2 and "--dev" in result.stderr, result.stderr
+    assert not (tmp_path / "demo").exists()

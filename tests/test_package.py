@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO, appsdk
+from conftest import REPO, appsdk, stop
 
 
 def test_help_lists_commands_without_importing_heavy_packages():
@@ -164,3 +164,21 @@ def test_root_help_groups_every_command_once_under_build_run_inspect_ship():
     ]
     assert sorted(names) == sorted(registered) and len(names) == 16, names
     assert "Commands:" not in root  # no command is left outside a panel
+
+
+def test_the_readme_says_what_dev_does_with_the_workbench(tmp_path: Path):
+    """dev serves the workbench and prints its URL; it opens a browser only with --open, so the README
+    says just that (it said the workbench ran open beside dev)."""
+    from test_dev import start_dev
+
+    from appsdk_cli.scaffold import scaffold
+
+    readme = (REPO / "README.md").read_text()
+    dev_line = next(line for line in readme.splitlines() if "](docs/commands/dev.md)" in line)
+    assert "serve the workbench at the URL it prints (`--open` opens it in your browser)" in dev_line, dev_line
+    assert "beside it" not in dev_line and "workbench open" not in readme
+    server = start_dev(scaffold("book-club", tmp_path).path)
+    try:
+        assert re.search(r"Workbench\s+http://127\.0\.0\.1:\d+/", server.out()), server.out()
+    finally:
+        stop(server.process)

@@ -382,3 +382,44 @@ def test_sigterm_during_a_screenshot_stops_the_browser_too(app_server, tmp_path:
         time.sleep(0.05)
     assert not [pid for pid in seen if pid_alive(pid)], seen
     assert not marked_pids(needle)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.3, 0.8])
+def test_ctrl_c_during_a_screenshot_is_one_line_and_exit_130(app_server, tmp_path: Path, delay: float):
+    """Ctrl-C as a terminal sends it, to the whole foreground group (appsdk, Playwright's driver, Chromium),
+    at a few moments after Chromium starts: one line, exit 130, no asyncio noise, no process left."""
+    marker = uuid.uuid4().hex
+    needle = f"APPSDK_TEST_MARK={marker}"
+    out = tmp_path / "never.png"
+    args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(out)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", *args],
+        env={**os.environ, "APPSDK_TEST_MARK": marker},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own group, which the signal goes to, as a terminal's Ctrl-C does
+    )
+    seen: dict[int, str] = {}
+    deadline = time.monotonic() + 30
+    while not any("chrom" in c for c in seen.values()) and time.monotonic() < deadline:
+        for pid in marked_pids(needle) - seen.keys():
+            seen[pid] = command_of(pid)
+        time.sleep(0.01)
+    assert any("chrom" in c for c in seen.values()), "Chromium never started"
+    time.sleep(delay)
+    os.killpg(process.pid, signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    if process.returncode == 0:  # the shot finished before the signal landed: nothing to judge
+        pytest.skip("the screenshot was done before Ctrl-C")
+    assert process.returncode == 130, (process.returncode, stderr)
+    # Root's sandbox notice comes before Chromium starts; after the signal, one line.
+    lines = [line for line in stderr.strip().splitlines() if not line.startswith("running Chromium without")]
+    assert lines == ["interrupted (Ctrl-C): no screenshot was taken"], stderr
+    assert "Future exception" not in stderr + stdout and "Traceback" not in stderr, stderr
+    assert not out.exists()
+    deadline = time.monotonic() + 5
+    while marked_pids(needle) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in seen if pid_alive(pid)], seen
+    assert not marked_pids(needle)

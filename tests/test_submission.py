@@ -186,3 +186,22 @@ def test_the_cli_does_not_treat_a_loopback_url_as_public(tmp_path: Path):
     unchecked = [f for f in findings if f["rule"] == "APPS912"]
     assert unchecked and "not a public https URL" in unchecked[0]["message"]
     assert not {"APPS910", "APPS911"} & {f["rule"] for f in findings}
+
+
+def test_the_widget_domain_fix_names_the_line_of_server_py(tmp_path: Path):
+    """APPS504 and APPS904 alike: the scaffold's WIDGET_DOMAIN line, else the line declaring the resource."""
+    project = scaffold("plain", tmp_path).path
+    line = next(
+        n for n, text in enumerate((project / "server.py").read_text().splitlines(), 1) if "WIDGET_DOMAIN =" in text
+    )
+    for args, rule in ((["--json"], "APPS504"), (["--submission", "--json"], "APPS904")):
+        result = appsdk("check", *args, cwd=project, env=NO_ENV)
+        hints = [f["hint"] for f in json.loads(result.stdout)["findings"] if f["rule"] == rule]
+        assert hints and f'set WIDGET_DOMAIN = "https://YOUR-DOMAIN" in server.py:{line} ' in hints[0], hints
+
+    bare = REPO / "tests" / "fixtures" / "check" / "widget-domain-missing"
+    source = (bare / "server.py").read_text().splitlines()
+    declared = next(n for n, text in enumerate(source, 1) if text.startswith("@mcp.resource(URI"))
+    result = appsdk("check", str(bare), "--submission", "--json", env=NO_ENV)
+    hints = [f["hint"] for f in json.loads(result.stdout)["findings"] if f["rule"] == "APPS904"]
+    assert hints and f"the resource declared at server.py:{declared} " in hints[0], hints

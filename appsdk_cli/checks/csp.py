@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from appsdk_cli.appmeta import (
     OPENAI_CSP_KEYS,
@@ -18,6 +22,9 @@ from appsdk_cli.checks.model import Finding, Rule, Severity, resource_target, to
 from appsdk_cli.checks.widgets import widgets
 from appsdk_cli.netloc import is_this_machine
 from appsdk_cli.snapshot.model import Snapshot
+
+if TYPE_CHECKING:
+    from appsdk_cli.project import AppTarget
 
 CSP_ON_TOOL = Rule(
     "APPS501",
@@ -112,9 +119,7 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 DOMAIN_MISSING,
                 target,
                 f"widget {widget.uri} declares no widget domain (needed for directory submission)",
-                'in an appsdk scaffold, set WIDGET_DOMAIN = "https://YOUR-DOMAIN" in server.py; otherwise add '
-                '"domain": "https://YOUR-DOMAIN" to the resource\'s _meta["ui"] and "openai/widgetDomain": '
-                '"https://YOUR-DOMAIN" to its _meta (your reserved ngrok domain will do)',
+                domain_fix(None),
             )
         for key, value, bare_host_ok in (
             ("ui.domain", ui.get("domain"), True),
@@ -129,6 +134,70 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                     f'set {key} to the https origin that identifies your app, e.g. "https://your-app.example.com"',
                 )
         yield from _outside_origins(widget.uri, widget.html or "", csp)
+
+
+def domain_fix(where: WidgetDomainSource | None) -> str:
+    """How to give a widget its domain, at the line of the app's code that sets it when that is known."""
+    if where is not None and where.constant:
+        return (
+            f'set WIDGET_DOMAIN = "https://YOUR-DOMAIN" in {where.line} (your reserved ngrok domain will do; '
+            "it fills both ui.domain and openai/widgetDomain)"
+        )
+    place = f"the resource declared at {where.line}" if where is not None else "the resource"
+    scaffold = (
+        ""
+        if where is not None
+        else 'in an appsdk scaffold, set WIDGET_DOMAIN = "https://YOUR-DOMAIN" in server.py; otherwise '
+    )
+    return (
+        f'{scaffold}add "domain": "https://YOUR-DOMAIN" to the _meta["ui"] of {place} and "openai/widgetDomain": '
+        '"https://YOUR-DOMAIN" to its _meta (your reserved ngrok domain will do)'
+    )
+
+
+@dataclass(frozen=True)
+class WidgetDomainSource:
+    """Where the app's code sets (or should set) a widget's domain: `server.py:34`."""
+
+    line: str  # file:line, the file relative to the project
+    constant: bool  # the line is an appsdk scaffold's WIDGET_DOMAIN = "…"
+
+
+_WIDGET_DOMAIN_CONSTANT = re.compile(r"^WIDGET_DOMAIN\s*(?::[^=]*)?=")
+
+
+def widget_domain_source(app: AppTarget | None, uri: str) -> WidgetDomainSource | None:
+    """The line of the app's module that sets its widget domain: the scaffold's WIDGET_DOMAIN constant,
+    else the line that names the widget's URI (its resource); None when the file or both are missing."""
+    if app is None:
+        return None
+    relative = Path(*app.module.split(".")).with_suffix(".py")
+    try:
+        lines = (app.project / relative).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for number, text in enumerate(lines, 1):
+        if _WIDGET_DOMAIN_CONSTANT.match(text):
+            return WidgetDomainSource(f"{relative.as_posix()}:{number}", constant=True)
+    named = [number for number, text in enumerate(lines, 1) if uri in text]
+    if not named:
+        return None
+    # URI = "ui://…" then @mcp.resource(URI, …): the resource's own line is where its _meta goes.
+    constant = re.match(r"\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=", lines[named[0] - 1])
+    if constant:
+        declared = re.compile(rf"\.resource\(\s*{constant[1]}\b")
+        named = [number for number, text in enumerate(lines, 1) if declared.search(text)] or named
+    return WidgetDomainSource(f"{relative.as_posix()}:{named[0]}", constant=False)
+
+
+def located(findings: list[Finding], app: AppTarget | None) -> list[Finding]:
+    """APPS504's fix names the line of the app's code where the domain goes, once the code is known."""
+    return [
+        replace(finding, hint=domain_fix(source))
+        if finding.rule is DOMAIN_MISSING and (source := widget_domain_source(app, finding.target.split(" ", 1)[-1]))
+        else finding
+        for finding in findings
+    ]
 
 
 def domain_problem(value: object, *, bare_host_ok: bool) -> str | None:

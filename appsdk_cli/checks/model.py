@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from appsdk_cli.snapshot.model import Snapshot
+
+if TYPE_CHECKING:
+    from appsdk_cli.project import AppTarget
 
 
 class Severity(StrEnum):
@@ -65,6 +68,8 @@ class CheckReport:
     strict: bool = False
     # What was checked when it is not a server (`appsdk plugin check`: the plugin folder).
     subject: str | None = None
+    # The app's code, when the check knows it (PATH mode, or this project's dev): a fix can name its line.
+    app: AppTarget | None = None
 
     @property
     def errors(self) -> int:
@@ -77,6 +82,11 @@ class CheckReport:
     @property
     def failed(self) -> bool:
         return self.errors > 0 or (self.strict and self.warnings > 0)
+
+    @property
+    def called(self) -> list[str]:
+        """The tools the check called (answered or not), by name."""
+        return sorted([*self.snapshot.calls, *self.snapshot.call_errors])
 
     def as_json(self) -> dict[str, Any]:
         if self.subject is not None:
@@ -93,7 +103,12 @@ class CheckReport:
                 "serverName": self.snapshot.server_name,
                 "tools": len(self.snapshot.tools),
                 "resources": len(self.snapshot.resources),
-                "called": sorted([*self.snapshot.calls, *self.snapshot.call_errors]),
+                "called": self.called,
+                "callSeconds": {
+                    name: round(self.snapshot.call_seconds[name], 3)
+                    for name in self.called
+                    if name in self.snapshot.call_seconds
+                },
                 "era": self.snapshot.era,
                 "eras": self.snapshot.eras.get("spoken", []),
                 "strict": self.strict,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from appsdk_cli.appmeta import OPENAI_CSP_KEYS, OPENAI_WIDGET_DOMAIN, UI_CSP_KEYS, tool_meta
@@ -23,6 +23,9 @@ from appsdk_cli.checks import tools as base_tools
 from appsdk_cli.checks.model import CheckReport, Finding, Rule, Severity, resource_target, tool_target
 from appsdk_cli.checks.widgets import widgets
 from appsdk_cli.snapshot.model import Snapshot
+
+if TYPE_CHECKING:
+    from appsdk_cli.project import AppTarget
 
 SUBMISSION_PAGE = "OpenAI Apps SDK, Deploy › Submit your app (developers.openai.com/apps-sdk/deploy/submission)"
 SCAN_TOOLS = f'the submission form\'s "Scan Tools" step ({SUBMISSION_PAGE})'
@@ -164,8 +167,8 @@ def is_public_https(url: str) -> bool:
     return address.is_global
 
 
-def check(snapshot: Snapshot) -> Iterator[Finding]:
-    """The submission rules that need only what the server sent."""
+def check(snapshot: Snapshot, app: AppTarget | None = None) -> Iterator[Finding]:
+    """The submission rules that need only what the server sent (and, given the app's code, a fix names its line)."""
     for tool in snapshot.unique_tools():
         meta = tool_meta(tool)
         target = tool_target(meta.name)
@@ -202,7 +205,9 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                 DOMAIN_REQUIRED,
                 target,
                 f"widget {widget.uri} declares no widget domain",
-                'add "openai/widgetDomain": "https://your-app.example.com" to its _meta (and "ui": {"domain": …} '
+                base_csp.domain_fix(source)
+                if (source := base_csp.widget_domain_source(app, widget.uri))
+                else 'add "openai/widgetDomain": "https://your-app.example.com" to its _meta (and "ui": {"domain": …} '
                 "in the format your other hosts expect)",
             )
         elif any(is_placeholder_url(str(d)) for d in (ui_domain, openai_domain) if d):
@@ -376,7 +381,7 @@ def with_submission(
     timeout: float = 30.0,
 ) -> CheckReport:
     """The base report plus the submission rules; stricter twins replace base findings."""
-    extra = list(check(report.snapshot))
+    extra = list(check(report.snapshot, report.app))
     if url:
         extra += url_findings(url, acceptable=acceptable, timeout=timeout)
     else:

@@ -99,11 +99,11 @@ def check(
         check_against(against, path, url, timeout=timeout, token=token, strict=strict, as_json=as_json)
         return
     from appsdk_cli.checks import check_source
-    from appsdk_cli.render.check import check_report
+    from appsdk_cli.render.check import calling_tool, check_report
     from appsdk_cli.snapshot.source import choose_source
 
     source = choose_source(path, url, timeout=timeout, token=token, protocol=protocol)
-    report = check_source(source, timeout=timeout, call_tools=not no_calls, strict=strict)
+    report = check_source(source, timeout=timeout, call_tools=not no_calls, strict=strict, calling=calling_tool)
     if submission:
         from appsdk_cli.checks.submission import with_submission
 

@@ -59,6 +59,12 @@ def new(
     no_plugin: Annotated[
         bool, typer.Option("--no-plugin", help="Skip the plugin files (.codex-plugin/, .mcp.json, assets/).")
     ] = False,
+    then_dev: Annotated[
+        bool,
+        typer.Option(
+            "--dev", help="Then serve it with hot reload, as `appsdk dev` in the new folder does (Ctrl-C stops it)."
+        ),
+    ] = False,
 ) -> None:
     """Scaffold a working book-club app: server, widget and tests."""
     from appsdk_cli.render.scaffold import scaffold_result
@@ -69,15 +75,24 @@ def new(
     widget = WidgetTemplate(template)
     if no_install and widget is not WidgetTemplate.REACT:
         raise UsageError("--no-install goes with --template react")
+    if then_dev and as_json:
+        raise UsageError("--dev serves the app until Ctrl-C; --json prints a result for scripts: pick one")
     flavor = WidgetFlavor.SKYBRIDGE if skybridge else WidgetFlavor.MCP_APPS
     target = path.expanduser() / name
     fresh = not (target.is_dir() and any(target.iterdir()))  # this run makes the whole folder
-    result = scaffold(name, path, force=force, flavor=flavor, auth=auth, domain=domain, template=widget)
+    result = scaffold(
+        name, path, force=force, flavor=flavor, auth=auth, domain=domain, template=widget, plugin=not no_plugin
+    )
     if not no_plugin:
         result = _with_plugin(result, force=force)
     if widget is WidgetTemplate.REACT:
         result = _install_web(result, skip=no_install, quiet=as_json, fresh=fresh)
-    scaffold_result(result, as_json=as_json)
+    # With --dev the next step is already under way: dev prints its own lines for a second terminal.
+    scaffold_result(result, as_json=as_json, serving_next=then_dev)
+    if then_dev:
+        from appsdk_cli.commands.dev import dev
+
+        dev(result.path)
 
 
 def _install_web(result: ScaffoldResult, *, skip: bool, quiet: bool, fresh: bool) -> ScaffoldResult:
@@ -121,11 +136,13 @@ def _with_plugin(result: ScaffoldResult, *, force: bool) -> ScaffoldResult:
     from dataclasses import replace
 
     from appsdk_cli.errors import AppsdkError
-    from appsdk_cli.plugin.init import init_plugin
+    from appsdk_cli.plugin.init import LOGO, MCP_CONFIG, init_plugin
     from appsdk_cli.plugin.manifest import CODEX_MANIFEST
 
     if force and (result.path / CODEX_MANIFEST).exists():
         return result  # --force rewrites the template's files, not the user's own plugin manifest
+    # Under --force a user's .mcp.json or logo may already be there: it is rewritten, not added.
+    existed = {Path(name) for name in (MCP_CONFIG, LOGO) if (result.path / name).exists()}
     try:
         written = init_plugin(result.path, force=force)
     except AppsdkError as problem:
@@ -134,4 +151,9 @@ def _with_plugin(result: ScaffoldResult, *, force: bool) -> ScaffoldResult:
             "(run `appsdk plugin init` in it once that is fixed)",
             detail=problem.detail,
         ) from problem
-    return replace(result, files=tuple(sorted({*result.files, *(Path(f) for f in written.files)})))
+    plugin_files = {Path(f) for f in written.files}
+    return replace(
+        result,
+        files=tuple(sorted({*result.files, *plugin_files})),
+        added=tuple(sorted({*result.added, *(plugin_files - existed)})),
+    )

@@ -169,10 +169,16 @@ def preview(
         sandbox = this_process_sandbox()
         if not sandbox.enabled:
             browser_unsandboxed(sandbox.reason)
-        with stopping_on_sigterm(), PreviewServer(session, options, port=port) as server:
-            page = server.page_url(screenshot=True)
-            shot = take_screenshot(page, screenshot, chromium=chromium, sandbox=sandbox, timeout=timeout)
-            log = list(server.log)
+        try:
+            with stopping_on_sigterm(), PreviewServer(session, options, port=port) as server:
+                page = server.page_url(screenshot=True)
+                shot = take_screenshot(page, screenshot, chromium=chromium, sandbox=sandbox, timeout=timeout)
+                log = list(server.log)
+        except KeyboardInterrupt:
+            from appsdk_cli.render.preview import screenshot_interrupted
+
+            screenshot_interrupted()
+            raise  # main() exits 130
         preview_screenshot(shot, log, allow_errors=allow_errors)
         if shot.problems and not allow_errors:
             from appsdk_cli.errors import AppsdkError

@@ -15,9 +15,13 @@ because only --screenshot needs it; the browser itself is the system's Chromium,
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
+import signal
 import struct
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,29 +209,109 @@ def take_screenshot(
     if kind == "jpeg":
         options["quality"] = JPEG_QUALITY
     _cache_the_drivers_compiled_code()
-    try:
-        # Leaving this block stops the browser and Playwright's driver, on success and on every error.
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(**launch_options(chromium, sandbox), timeout=milliseconds)
-            try:
-                page = browser.new_page(viewport=VIEWPORT)
-                page.goto(page_url, timeout=milliseconds)
-                settled = "() => window.appsdkPreview && window.appsdkPreview.settled"
-                page.wait_for_function(settled, timeout=milliseconds)
-                data = page.locator("#widget").screenshot(
-                    path=str(out), timeout=milliseconds, animations="disabled", **options
-                )
-                problems = page.evaluate("() => window.appsdkPreview.problems()")
-            finally:
-                browser.close()
-    except PlaywrightTimeout:
-        raise AppsdkError(f"the widget did not finish rendering within {timeout:g} s") from None
-    except PlaywrightError as problem:
-        first = (str(problem).strip().splitlines() or ["unknown error"])[0]
-        raise AppsdkError(f"Chromium ({chromium}) failed: {first}", detail=str(problem)) from None
+    earlier = _written_at(out)
+    quiet = _DriverGone()
+    logging.getLogger("asyncio").addFilter(quiet)
+    with _stopping_the_driver_on_interrupt() as interrupt:
+        try:
+            # Leaving this block stops the browser and Playwright's driver, on success and on every error.
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(**launch_options(chromium, sandbox), timeout=milliseconds)
+                try:
+                    page = browser.new_page(viewport=VIEWPORT)
+                    page.goto(page_url, timeout=milliseconds)
+                    settled = "() => window.appsdkPreview && window.appsdkPreview.settled"
+                    page.wait_for_function(settled, timeout=milliseconds)
+                    data = page.locator("#widget").screenshot(
+                        path=str(out), timeout=milliseconds, animations="disabled", **options
+                    )
+                    problems = page.evaluate("() => window.appsdkPreview.problems()")
+                finally:
+                    browser.close()
+        except Exception as problem:
+            if interrupt.asked:  # the driver was stopped on purpose: whatever it broke is the interrupt
+                _discard_if_written(out, earlier)
+                raise KeyboardInterrupt from None
+            if isinstance(problem, PlaywrightTimeout):
+                raise AppsdkError(f"the widget did not finish rendering within {timeout:g} s") from None
+            if isinstance(problem, PlaywrightError):
+                first = (str(problem).strip().splitlines() or ["unknown error"])[0]
+                raise AppsdkError(f"Chromium ({chromium}) failed: {first}", detail=str(problem)) from None
+            raise
+        if interrupt.asked:  # Ctrl-C came as the image was saved: stopping means no image
+            _discard_if_written(out, earlier)
+            raise KeyboardInterrupt
+    # Only now: on any other way out, a call left pending on the driver's pipe is reported later, at exit.
+    logging.getLogger("asyncio").removeFilter(quiet)
     width, height = image_size(data, kind)
     found = tuple(str(p) for p in problems) if isinstance(problems, list) else ()
     return Screenshot(out, width, height, chromium, kind, found)
+
+
+class _DriverGone(logging.Filter):
+    """Drops asyncio's "Future exception was never retrieved" for Playwright's pipe to its driver: a
+    terminal's Ctrl-C reaches the driver too, which exits and leaves a call of ours pending on a closed
+    pipe; asyncio reports that Future when it is collected, often as the interpreter exits."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        gone = record.exc_info[1] if record.exc_info else None
+        unclaimed = record.getMessage().startswith("Future exception was never retrieved")
+        return not (unclaimed and "while reading from the driver" in str(gone))
+
+
+def _written_at(path: Path) -> int | None:
+    with contextlib.suppress(OSError):
+        return path.stat().st_mtime_ns
+    return None
+
+
+def _discard_if_written(out: Path, earlier: int | None) -> None:
+    """An interrupted run leaves no image of its own; a file that was there before and untouched stays."""
+    now = _written_at(out)
+    if now is not None and now != earlier:
+        out.unlink(missing_ok=True)
+
+
+class _Interrupt:
+    """Ctrl-C, SIGTERM or SIGHUP while Playwright works. Raising KeyboardInterrupt inside its event loop
+    leaves the loop half torn down (asyncio then prints "Future exception was never retrieved" and
+    "Event loop is closed" at exit); so the first signal stops the driver instead, with the SIGINT a
+    terminal's Ctrl-C sends it anyway, and it closes Chromium and exits. The call in progress then fails,
+    the `with` blocks unwind as on any error, and the failure is reported as the interrupt. A second
+    signal, or one before the driver runs, interrupts at once."""
+
+    def __init__(self) -> None:
+        from appsdk_cli.proctree import children
+
+        self.asked = False
+        # What ran before Playwright (a --stdio server, say) is not its driver and is not signalled.
+        self._earlier = set(children(os.getpid()))
+
+    def __call__(self, signum: int, frame: object) -> None:
+        from appsdk_cli.proctree import children
+
+        drivers = [pid for pid in children(os.getpid()) if pid not in self._earlier]
+        if self.asked or not drivers:
+            raise KeyboardInterrupt
+        self.asked = True
+        for pid in drivers:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGINT)
+
+
+@contextlib.contextmanager
+def _stopping_the_driver_on_interrupt() -> Iterator[_Interrupt]:
+    interrupt = _Interrupt()
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        yield interrupt
+        return
+    numbers = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    previous = {number: signal.signal(number, interrupt) for number in numbers}
+    try:
+        yield interrupt
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _cache_the_drivers_compiled_code() -> None:

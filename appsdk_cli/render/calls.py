@@ -7,6 +7,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from appsdk_cli.appmeta import ToolMeta
     from appsdk_cli.remote import CallOutcome, ReadOutcome, ResourcesOutcome, ToolsOutcome
 
@@ -16,6 +18,14 @@ from appsdk_cli.render.console import count, json_line, printable, stdout
 
 def _pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _print_json(console: Console, value: Any) -> None:
+    """Indented JSON, syntax-coloured on a terminal; elsewhere rich drops the colours, so a log or a pipe
+    gets the same plain text as before (--json is json_line's, one line, never coloured)."""
+    from rich.highlighter import JSONHighlighter
+
+    console.print(JSONHighlighter()(printable(_pretty_json(value))), soft_wrap=True)
 
 
 def _content_lines(blocks: Any) -> list[str]:
@@ -64,7 +74,7 @@ def call_result(outcome: CallOutcome, *, as_json: bool, verbose: bool = False) -
         console.print(f"  [cyan]widget:[/] {escape(tool.template)}", soft_wrap=True)
     if "structuredContent" in result:
         console.print("[bold]structuredContent[/]")
-        console.print(escape(_pretty_json(result["structuredContent"])), soft_wrap=True)
+        _print_json(console, result["structuredContent"])
     lines = _content_lines(result.get("content"))
     if lines:
         console.print("[bold]content[/]")
@@ -75,7 +85,7 @@ def call_result(outcome: CallOutcome, *, as_json: bool, verbose: bool = False) -
     app_meta = app_meta_of_result(result)
     if app_meta:
         console.print("[bold]_meta[/] [dim](widget only)[/]")
-        console.print(escape(_pretty_json(app_meta)), soft_wrap=True)
+        _print_json(console, app_meta)
     hint = crash_hint(outcome.error_text(), tool_crash(result)) if failed else None
     if hint:
         console.print(f"[dim]hint:[/] {escape(hint)}", soft_wrap=True)
@@ -328,7 +338,7 @@ def resource_contents(outcome: ReadOutcome, *, as_json: bool) -> None:
         )
         if isinstance(item.get("_meta"), dict):
             console.print("[bold]_meta[/]")
-            console.print(escape(_pretty_json(item["_meta"])), soft_wrap=True)
+            _print_json(console, item["_meta"])
         if "text" in item:
             console.print("[bold]text[/]")
             # The text as served: no markup, no highlighting, no wrapping; only terminal controls shown

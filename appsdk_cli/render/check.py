@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -9,7 +11,11 @@ if TYPE_CHECKING:
     from appsdk_cli.rulebook import Entry
 
 
-from appsdk_cli.render.console import count, json_line, stdout
+from appsdk_cli.render.console import count, escape, json_line, stderr, stdout
+
+# A check call this slow is named with its time in the summary line (read-only tools with no arguments
+# are called; a long one was the wait nobody could place).
+SLOW_CALL_SECONDS = 1.0
 
 
 def check_report(report: CheckReport, *, as_json: bool) -> None:
@@ -36,7 +42,7 @@ def check_report(report: CheckReport, *, as_json: bool) -> None:
                 f"{escape(finding.message)}\n[dim]→ {escape(finding.hint)}[/]",
             )
         console.print(table)
-    called = sorted([*snapshot.calls, *snapshot.call_errors])
+    called = [_call_shown(name, snapshot.call_seconds.get(name)) for name in report.called]
     scope = f"{count(len(snapshot.tools), 'tool')}, {count(len(snapshot.resources), 'resource')}" + (
         f", called {', '.join(called)}" if called else ""
     )
@@ -60,6 +66,42 @@ def check_report(report: CheckReport, *, as_json: bool) -> None:
         + f" [dim]{where}[/]",
         soft_wrap=True,
     )
+
+
+@contextlib.contextmanager
+def calling_tool(name: str) -> Iterator[None]:
+    """While check waits on a tool call: on a terminal, a spinner naming the tool and the seconds so far
+    (a long read-only tool was a silent wait); in a log nothing, as the summary names a slow call."""
+    import threading
+    import time
+
+    console = stderr()
+    if not console.is_terminal:
+        yield
+        return
+    text = f"calling {escape(name)} (read-only, no arguments; --no-calls skips it)"
+    started = time.monotonic()
+    done = threading.Event()
+    with console.status(text) as status:
+
+        def tick() -> None:
+            while not done.wait(1.0):
+                status.update(f"{text} {time.monotonic() - started:.0f} s")
+
+        ticker = threading.Thread(target=tick, name="check-call-ticker", daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            done.set()
+            ticker.join()
+
+
+def _call_shown(name: str, seconds: float | None) -> str:
+    """A called tool's name, and its time when the check waited on it, so a slow tool is named."""
+    if seconds is None or seconds < SLOW_CALL_SECONDS:
+        return name
+    return f"{name} ({seconds:.1f} s)"
 
 
 def rule_text(entry: Entry, *, as_json: bool) -> None:

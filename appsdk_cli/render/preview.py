@@ -77,5 +77,10 @@ def browser_unsandboxed(reason: str) -> None:
     stderr().print(f"[yellow]running Chromium without its sandbox:[/] {reason}", soft_wrap=True)
 
 
+def screenshot_interrupted() -> None:
+    """Ctrl-C while the screenshot was taken: the one line, on stderr; the browser is already gone."""
+    stderr().print("[yellow]interrupted[/] (Ctrl-C): no screenshot was taken", soft_wrap=True)
+
+
 def preview_stopped() -> None:
     stderr().print("Preview stopped.")

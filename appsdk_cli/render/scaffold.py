@@ -16,7 +16,9 @@ from appsdk_cli.render.console import json_line, stdout
 from appsdk_cli.render.nextsteps import print_commands
 
 
-def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
+def scaffold_result(result: ScaffoldResult, *, as_json: bool, serving_next: bool = False) -> None:
+    """What was written, then what to type next; `serving_next` (`new --dev`): dev starts right after
+    and prints its own next lines, so the "Next: appsdk dev" block would tell the user to run what runs."""
     if as_json:
         json_line(
             {
@@ -72,6 +74,9 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool) -> None:
 
             warning(result.web_install)
     console.print()
+    if serving_next:
+        console.print(f"Starting [bold]appsdk dev[/] in {escape(shell_path(result.path))}")
+        return
     shell = fresh_shell()
     first: list[tuple[str, str]] = []
     if shell.setup:

@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 import traceback
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -87,6 +88,7 @@ async def collect(
                 # The raw request, not client.call_tool: that one validates structuredContent itself
                 # and would raise instead of showing us the output the rules must judge.
                 request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments={}))
+                started = time.monotonic()
                 try:
                     result = await bounded(
                         f"calling tool {name}",
@@ -95,6 +97,8 @@ async def collect(
                     snapshot.calls[name] = _wire(result)
                 except Exception as error:
                     snapshot.call_errors[name] = f"tools/call failed: {str(error) or type(error).__name__}"
+                finally:
+                    snapshot.call_seconds[name] = time.monotonic() - started
     # The eras the app answers in process, as live mode probes them over HTTP, so both modes agree.
     from appsdk_cli.client.modern import MODERN_VERSION
 

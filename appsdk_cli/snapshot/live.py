@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from appsdk_cli.client import AuthRequired, ProtocolError
@@ -11,16 +14,21 @@ from appsdk_cli.errors import AppsdkError
 from appsdk_cli.snapshot.model import Snapshot
 from appsdk_cli.snapshot.plan import tools_to_call, uris_to_read
 
+# Entered around each tool call a check makes, with the tool's name (a progress line on a terminal).
+CallWatcher = Callable[[str], AbstractContextManager[None]]
 
-def collect_live(target: Target, *, call_tools: bool = True) -> Snapshot:
+
+def collect_live(target: Target, *, call_tools: bool = True, calling: CallWatcher | None = None) -> Snapshot:
     """List, read the widgets, call the safe tools. Unreachable or broken servers raise (exit 1).
+
+    `calling(name)` is entered around each tool call, so a caller can say which call it is waiting on.
 
     A protected server is first asked as a host that is not signed in would ask it, and the sign-in
     discovery is recorded; without a token, that is all a check can see of it.
     """
     auth = probe_auth(target.url, timeout=target.timeout) if target.url else {}
     try:
-        snapshot = _collect(target, call_tools=call_tools)
+        snapshot = _collect(target, call_tools=call_tools, calling=calling)
     except AuthRequired:
         if auth.get("status") != 401:
             raise
@@ -80,7 +88,7 @@ def probe_auth(url: str, *, timeout: float) -> dict[str, Any]:
     return auth
 
 
-def _collect(target: Target, *, call_tools: bool) -> Snapshot:
+def _collect(target: Target, *, call_tools: bool, calling: CallWatcher | None) -> Snapshot:
     with session(target) as client:
         info = client.server
         snapshot = Snapshot(
@@ -107,13 +115,17 @@ def _collect(target: Target, *, call_tools: bool) -> Snapshot:
                 snapshot.read_errors[uri] = problem.message
         if call_tools:
             for name in tools_to_call(snapshot.tools):
+                started = time.monotonic()
                 try:
-                    snapshot.calls[name] = client.call_tool(name, {})
+                    with calling(name) if calling else contextlib.nullcontext():
+                        snapshot.calls[name] = client.call_tool(name, {})
                 except AuthRequired as problem:
                     snapshot.call_errors[name] = problem.message
                     snapshot.sign_in_calls[name] = problem.scope or ""
                 except AppsdkError as problem:
                     snapshot.call_errors[name] = problem.message
+                finally:
+                    snapshot.call_seconds[name] = time.monotonic() - started
         snapshot.without_result_type = sorted(client.without_result_type)
     if target.url:
         snapshot.eras = _eras(target, client)

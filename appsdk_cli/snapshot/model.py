@@ -33,6 +33,8 @@ class Snapshot:
     read_errors: dict[str, str] = field(default_factory=dict)
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     call_errors: dict[str, str] = field(default_factory=dict)
+    # How long each of those calls took, in seconds, so a check can name the one it waited on.
+    call_seconds: dict[str, float] = field(default_factory=dict)
     # Calls refused only for want of a sign-in or of scope (HTTP 401/403): tool name -> the scope asked for.
     sign_in_calls: dict[str, str] = field(default_factory=dict)
     # Live mode only: how the server answers a client that is not signed in (see checks/auth.py).
