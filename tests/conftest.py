@@ -42,6 +42,7 @@ INTEROP_MODULES = {
     "test_interop",
     "test_eras_interop",
     "test_auth_interop",
+    "test_auth_sdk_example",
     "test_auth_conformance",
     "test_conformance",
     "test_real_servers",
