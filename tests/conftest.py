@@ -36,6 +36,7 @@ BROWSER_MODULES = {
     "test_preview_real_apps",
     "test_traffic_panel",
     "test_workbench_browser",
+    "test_workbench_auth",
     "test_conformance",
 }
 INTEROP_MODULES = {
