@@ -8,6 +8,7 @@ here a script that hands the URL to the test, which approves it in Chromium as a
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -183,4 +184,41 @@ def test_without_auth_user_the_page_offers_sign_in_and_the_consent_page_opens(
         time.sleep(0.2)
         assert "Traceback" not in dev.err()
     finally:
+        stop(dev.process)
+
+
+def test_preview_signs_in_again_when_a_widgets_own_call_gets_401_and_steps_up(
+    page, tmp_path: Path, appsdk_home_of_the_test: Path
+) -> None:
+    """`appsdk preview TOOL` on its own: the widget's own call of a tool that wants more scope steps up,
+    and after the token is revoked its next call gets a 401, and the host signs in and calls again."""
+    home = appsdk_home_of_the_test
+    dev = start_dev(protected_project(tmp_path), "--auth-user", "ada")
+    out = tmp_path / "preview.out"
+    with out.open("w") as stdout, (tmp_path / "preview.err").open("w") as stderr:
+        preview = subprocess.Popen(
+            [sys.executable, "-m", "appsdk_cli", "preview", "list-books", "--url", dev.url, "--no-open"],
+            stdout=stdout,
+            stderr=stderr,
+        )
+    try:
+        wait_until(lambda: "http://127.0.0.1:" in out.read_text(), message="the preview's URL")
+        url = next(line for line in out.read_text().splitlines() if line.startswith("http://127.0.0.1:"))
+        page.goto(url)
+        view = widget_view(page)
+        view.locator("#suggest").click()
+        view.get_by_text("1 suggested, the last by ada").wait_for(timeout=30_000)
+        assert granted_scopes(home) == ["books:read", "books:write"]
+
+        (cache,) = (home / "tokens").iterdir()
+        (grant,) = json.loads(cache.read_text())["grants"].values()
+        origin = dev.url.removesuffix("/mcp")
+        httpx.post(origin + "/revoke", data={"token": grant["access_token"], "client_id": grant["client_id"]})
+        view.locator("#suggest").click()
+        view.get_by_text("2 suggested, the last by ada").wait_for(timeout=30_000)
+        said = (tmp_path / "preview.err").read_text() + out.read_text()
+        assert said.count("signed in to") == 3, said  # the first sign-in, the step-up, after the revocation
+        assert "Traceback" not in said
+    finally:
+        stop(preview)
         stop(dev.process)

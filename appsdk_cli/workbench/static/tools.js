@@ -43,7 +43,10 @@ export function setTools(bench, listing, setInfo) {
 function showSignIn(signIn) {
   const box = $("sign-in");
   const button = element("sign-in-button", HTMLButtonElement);
-  box.hidden = !signIn || !(signIn.needed || signIn.busy);
+  const offered = Boolean(signIn && (signIn.needed || signIn.busy));
+  box.hidden = !offered;
+  box.dataset.offered = String(offered);
+  button.hidden = !offered;
   button.disabled = Boolean(signIn && signIn.busy);
   button.textContent = signIn && signIn.busy ? "Signing in…" : "Sign in";
   if (signIn && !signIn.busy && !signIn.needed) $("sign-in-status").replaceChildren();
@@ -69,9 +72,10 @@ export function wireSignIn() {
 export function showSignInStep(note) {
   const status = $("sign-in-status");
   status.replaceChildren();
-  const url = /(https?:\/\/\S+) in your browser/.exec(note.message);
+  const message = note.message.split("; tokens cached in")[0]; // where the cache is: the terminal's business
+  const url = /(https?:\/\/\S+) in your browser/.exec(message);
   if (url) {
-    const [before] = note.message.split(url[1]);
+    const [before] = message.split(url[1]);
     const link = document.createElement("a");
     link.href = url[1];
     link.target = "_blank";
@@ -79,9 +83,19 @@ export function showSignInStep(note) {
     link.textContent = "the sign-in page";
     status.append(before, link, " in your browser");
   } else {
-    status.textContent = note.message;
+    status.textContent = message;
   }
-  $("sign-in").hidden = false;
+  // A run's or a widget's sign-in is said here too; the button stays for the page's own Sign in.
+  const box = $("sign-in");
+  const offered = box.dataset.offered === "true";
+  element("sign-in-button", HTMLButtonElement).hidden = !offered;
+  box.hidden = false;
+  if (!offered && message.startsWith("signed in")) {
+    // Done: said for a moment, then the tool list has its room back.
+    setTimeout(() => {
+      if (status.textContent === message && box.dataset.offered !== "true") box.hidden = true;
+    }, 4000);
+  }
 }
 
 /** @param {Bench} bench */
