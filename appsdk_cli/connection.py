@@ -44,6 +44,10 @@ class Target:
     token: str | None = field(default=None, repr=False)
     # Told about an interactive sign-in (the renderer); None: a 401 is an error, no browser opens.
     sign_in: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
+    # May that sign-in open the browser now? False (the workbench listing in the background): only an
+    # authorization server that approves without a page (appsdk dev --auth-user) signs in, others raise
+    # auth's SignInNeedsBrowser and the caller offers a way to sign in.
+    browser: bool = field(default=True, compare=False)
     # Who appsdk is at the authorization server (--client-id): a pre-registered id or a CIMD URL.
     client_id: str | None = None
     # The protocol era (--protocol): "auto" negotiates, and remembers what each URL spoke in `eras`.
@@ -192,6 +196,7 @@ def _sign_in(target: Target, challenge: AuthRequired) -> str:
         timeout=target.timeout,
         notify=target.sign_in,
         client_id=target.client_id,
+        browser=target.browser,
     )
 
 
@@ -308,6 +313,32 @@ def signed_in(target: Target, work: Callable[[McpClient], T]) -> T:
                 raise
             seen.add(key)
             challenge = asked
+
+
+def step_up_scope(result: dict[str, Any]) -> str | None:
+    """The scope a tool's error result asks the user to sign in again for (insufficient_scope in
+    `_meta["mcp/www_authenticate"]`, as ChatGPT reads it), if it asks."""
+    from appsdk_cli.client import parse_bearer_challenge
+
+    meta = result.get("_meta") if result.get("isError") is True else None
+    challenges = meta.get("mcp/www_authenticate") if isinstance(meta, dict) else None
+    if isinstance(challenges, str):
+        challenges = [challenges]
+    for challenge in challenges if isinstance(challenges, list) else []:
+        params = parse_bearer_challenge(str(challenge)) or {}
+        if params.get("error") == "insufficient_scope" and params.get("scope"):
+            return params["scope"]
+    return None
+
+
+def step_up(target: Target, name: str, result: dict[str, Any], asked: set[str]) -> None:
+    """Inside `signed_in`'s work: when the tool's result asks for more scope, raise the challenge that makes
+    `signed_in` sign in for it and run the work again, as ChatGPT would; once per scope (`asked`)."""
+    scope = step_up_scope(result) if may_sign_in(target) else None
+    if scope is not None and scope not in asked:
+        asked.add(scope)
+        asked_for = f"{name} asks for scope {scope}"
+        raise AuthRequired(asked_for, resource_metadata=None, scope=scope, error="insufficient_scope", detail=None)
 
 
 def token_for(target: Target) -> str | None:

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from appsdk_cli.appmeta import ResourceMeta, ToolMeta, resource_meta, tool_meta
-from appsdk_cli.client import AuthRequired, McpClient, ProtocolError, modern, parse_bearer_challenge
+from appsdk_cli.client import AuthRequired, McpClient, ProtocolError, modern
 from appsdk_cli.client.modern import HEADER_MISMATCH
 from appsdk_cli.client.toolcache import ToolCache, ToolList, cache_key
-from appsdk_cli.connection import Target, may_sign_in, signed_in, token_for
+from appsdk_cli.connection import Target, signed_in, step_up, token_for
 from appsdk_cli.errors import AppsdkError, UsageError
 
 
@@ -139,12 +139,7 @@ def call_tool(
             )
         if key and client.tools_changed:
             cache.forget(key)
-        scope = _relink_scope(result) if may_sign_in(target) else None
-        if scope is not None and scope not in relinked:
-            # The tool asked for more (insufficient_scope in `mcp/www_authenticate`): sign in again, as ChatGPT would.
-            relinked.add(scope)
-            asked = f"{name} asks for scope {scope}"
-            raise AuthRequired(asked, resource_metadata=None, scope=scope, error="insufficient_scope", detail=None)
+        step_up(target, name, result, relinked)
         return tool, arguments, result, client.era.label if client.era else ""
 
     tool, arguments, result, era = signed_in(target, work)
@@ -229,19 +224,6 @@ def _call_with_fresh_definition(
         fresh_arguments,
         client.call_tool(name, fresh_arguments, meta or None, as_task=_as_task(client, fresh)),
     )
-
-
-def _relink_scope(result: dict[str, Any]) -> str | None:
-    """The scope a tool's error result asks the user to sign in again for, if it asks."""
-    meta = result.get("_meta") if result.get("isError") is True else None
-    challenges = meta.get("mcp/www_authenticate") if isinstance(meta, dict) else None
-    if isinstance(challenges, str):
-        challenges = [challenges]
-    for challenge in challenges if isinstance(challenges, list) else []:
-        params = parse_bearer_challenge(str(challenge)) or {}
-        if params.get("error") == "insufficient_scope" and params.get("scope"):
-            return params["scope"]
-    return None
 
 
 @dataclass

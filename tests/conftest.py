@@ -36,12 +36,14 @@ BROWSER_MODULES = {
     "test_preview_real_apps",
     "test_traffic_panel",
     "test_workbench_browser",
+    "test_workbench_auth",
     "test_conformance",
 }
 INTEROP_MODULES = {
     "test_interop",
     "test_eras_interop",
     "test_auth_interop",
+    "test_auth_sdk_example",
     "test_auth_conformance",
     "test_conformance",
     "test_real_servers",

@@ -46,7 +46,7 @@ from appsdk_cli.auth.discovery import (
     resource_problem,
 )
 from appsdk_cli.auth.registration import ClientCredentials, given_client, no_client_line, register
-from appsdk_cli.auth.signin_errors import AuthServerUnreachable, SignInError, oauth_error
+from appsdk_cli.auth.signin_errors import AuthServerUnreachable, SignInError, SignInNeedsBrowser, oauth_error
 from appsdk_cli.auth.tokens import CachedTokens, cache_path, forget, load, save
 
 Notify = Callable[[str], None]
@@ -57,6 +57,7 @@ __all__ = [
     "CachedTokens",
     "LoggedOut",
     "SignInError",
+    "SignInNeedsBrowser",
     "forget",
     "load",
     "logout",
@@ -98,8 +99,12 @@ def sign_in(
     client_id: str | None = None,
     root: Path | None = None,
     open_browser: Callable[[str], object] | None = None,
+    browser: bool = True,
 ) -> str:
-    """The whole flow, from the challenge to a cached access token (returned)."""
+    """The whole flow, from the challenge to a cached access token (returned).
+
+    `browser`: False when no browser may open now; only an authorization server that approves without a
+    page (appsdk dev --auth-user) signs in then, any other raises SignInNeedsBrowser before registering."""
 
     with httpguard.httpx_client(timeout, follow_redirects=False) as http:
         try:
@@ -130,6 +135,8 @@ def sign_in(
             if not metadata.get(endpoint):
                 raise SignInError(f"{issuer}'s metadata has no {endpoint}")
 
+        if not browser and metadata.get("appsdk_auto_approve") is not True:
+            raise SignInNeedsBrowser(f"{resource} wants you to sign in, on {issuer}'s sign-in page")
         previous = load(server_url, issuer, root)
         scopes = _scopes(scope, previous, prm)
         redirect_uri = None
@@ -163,6 +170,8 @@ def sign_in(
             )
             if answer is not None:
                 notify(f"signing in to {resource}: {issuer} approves without a browser (appsdk dev --auth-user)")
+            elif not browser:
+                raise SignInNeedsBrowser(f"{resource} wants you to sign in, on {issuer}'s sign-in page")
             else:
                 notify(f"signing in to {resource}: opening {authorize_url} in your browser")
                 wait = max(timeout, 120.0)

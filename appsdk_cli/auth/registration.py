@@ -36,13 +36,16 @@ class ClientCredentials:
         return cls(cached.client_id, cached.client_secret, cached.auth_method)
 
     def apply(self, form: dict[str, str]) -> dict[str, str]:
-        """The token request's headers; the form gains client_id (and the secret, for client_secret_post)."""
+        """The token request's headers; the form gains client_id (and the secret, for client_secret_post).
+
+        client_id goes in the form with client_secret_basic too (RFC 6749 §4.1.3 allows it): servers built
+        on the MCP Python SDK read it from the form only and answer "Missing client_id" without it."""
+        form["client_id"] = self.client_id
         if self.method == "client_secret_basic" and self.secret is not None:
             from urllib.parse import quote
 
             pair = f"{quote(self.client_id, safe='')}:{quote(self.secret, safe='')}"
             return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
-        form["client_id"] = self.client_id
         if self.method == "client_secret_post" and self.secret is not None:
             form["client_secret"] = self.secret
         return {}

@@ -16,6 +16,11 @@ class SignInError(AppsdkError):
     """Signing in failed (exit 1): the message says at which step and why."""
 
 
+class SignInNeedsBrowser(SignInError):
+    """The sign-in needs a person at the authorization page, and the caller said no browser may open now
+    (the workbench's background listing): it offers a Sign in button instead."""
+
+
 class AuthServerUnreachable(SignInError):
     """The authorization server did not answer in time, or at all: no verdict on the grant, so it is kept."""
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from appsdk_cli.appmeta import Bridge, crash_hint, error_text, tool_crash, without_tool_crash
 from appsdk_cli.host import files, profiles, widget
@@ -32,6 +32,9 @@ from appsdk_cli.host.run import DEFAULT_RUN, LogEntry, UnknownRun
 from appsdk_cli.host.session import PreviewSession, call_from_widget, forward_from_widget, read_from_widget
 from appsdk_cli.host.state import HostState
 from appsdk_cli.host.static import STATIC, send_static
+
+if TYPE_CHECKING:
+    from appsdk_cli.client import McpClient
 
 
 def host_page_csp(host: HostState) -> str:
@@ -201,13 +204,20 @@ def _file_url(request: Request) -> None:
 def rerun(host: HostState, run_id: str) -> dict[str, Any]:
     """Call the previewed tool again with the same arguments (a fresh session: the server may have reloaded);
     the new result replaces the old, so the reloaded widget shows what the tool returns now."""
-    from appsdk_cli.connection import session as mcp_session
+    from appsdk_cli.connection import signed_in, step_up
 
     run = host.run(run_id)
     preview, _ = host.view(run_id)
-    arguments = call_arguments(host, preview, preview.tool.name, preview.arguments)
-    with mcp_session(preview.target) as client:
-        result = without_tool_crash(client.call_tool(preview.tool.name, arguments))
+    name = preview.tool.name
+    arguments = call_arguments(host, preview, name, preview.arguments)
+    asked: set[str] = set()
+
+    def work(client: McpClient) -> dict[str, Any]:
+        result = client.call_tool(name, arguments)
+        step_up(preview.target, name, result, asked)
+        return result
+
+    result = without_tool_crash(signed_in(preview.target, work))
     preview.result = run.result = result
     return result
 

@@ -19,7 +19,7 @@ from appsdk_cli.appmeta import (
     tool_meta,
 )
 from appsdk_cli.client import McpClient, ProtocolError
-from appsdk_cli.connection import Target, session
+from appsdk_cli.connection import Target, session, signed_in, step_up
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.host.csp import HostCsp, host_csp
 
@@ -165,19 +165,29 @@ def call_from_widget(
     bridge it came over, for tools the widget may not call. `trace`: hears the call's MCP messages."""
     if name not in preview.widget_tools[bridge]:
         raise PermissionError(f"the widget may not call {name!r}: {_REFUSALS[bridge]}")
-    # A fresh session per call: the dev server may have reloaded between clicks.
-    with session(preview.target) as client:
+    asked: set[str] = set()
+
+    def work(client: McpClient) -> dict[str, Any]:
         if trace is not None:
             client.trace = trace
-        return client.call_tool(name, arguments)
+        result = client.call_tool(name, arguments)
+        step_up(preview.target, name, result, asked)
+        return result
+
+    # A fresh session per call (the dev server may have reloaded between clicks), signed in as `appsdk call`
+    # is: a 401 signs in and the call goes again, a result asking for more scope steps up.
+    return signed_in(preview.target, work)
 
 
 def read_from_widget(preview: PreviewSession, uri: str, trace: Any = None) -> dict[str, Any]:
     """A widget's resources/read, forwarded to the real server."""
-    with session(preview.target) as client:
+
+    def work(client: McpClient) -> dict[str, Any]:
         if trace is not None:
             client.trace = trace
         return client.read_resource(uri)
+
+    return signed_in(preview.target, work)
 
 
 # The listings a view may page through over the bridge (hostCapabilities.serverResources).
@@ -190,7 +200,10 @@ def forward_from_widget(
     """A view's resources/list or resources/templates/list, one page, passed through to the server."""
     if method not in FORWARDED_LISTS:
         raise PermissionError(f"the preview does not forward {method} from a widget")
-    with session(preview.target) as client:
+
+    def work(client: McpClient) -> dict[str, Any]:
         if trace is not None:
             client.trace = trace
         return client.request(method, params or None)
+
+    return signed_in(preview.target, work)

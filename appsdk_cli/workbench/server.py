@@ -113,6 +113,9 @@ class Workbench:
         self._last_reload: dict[str, Any] | None = None
         self.tracer = _make_tracer()
         self._app_problem: str | None = None  # why the app is broken now (appsdk dev), None while it imports
+        # The server wants a sign-in the page must ask for (it needs the user at the sign-in page): why.
+        self._sign_in_needed: str | None = None
+        self._signing_in = False  # the page's Sign in is under way
         if self.tracer is not None:
             self.tracer.subscribe(lambda record: self.events.publish("traffic", record))
             # A widget's own requests (host page -> /api/call -> server) are MCP exchanges of its run too.
@@ -173,29 +176,79 @@ class Workbench:
             "app": {"ok": self._app_problem is None, "problem": self._app_problem},
         }
 
-    def tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
-        """tools/list, kept until the next refresh (every run and every reload refreshes it)."""
+    def tools(self, *, refresh: bool = False, browser: bool = True) -> list[dict[str, Any]]:
+        """tools/list, kept until the next refresh (every run and every reload refreshes it).
+
+        A server that asks for a sign-in gets one, as `appsdk call` does; `browser`: False where no browser
+        may open unasked (the page loading, a reload), so only an authorization server that approves at
+        once (appsdk dev --auth-user) signs in, and the page offers its Sign in for the others."""
         from appsdk_cli.connection import session
 
         if self._tools is not None and not refresh:
             return self._tools
         try:
-            with session(self.target) as client:
+            with session(self.signing_target(browser=browser)) as client:
                 self._attach_tracer(client, None)
                 tools = self._listed(client)
         except AppsdkError as problem:
             self._tools_error = problem.message
+            self._sign_in_needed = problem.message if self._needs_sign_in(problem) else None
             if self._tools is None:
                 raise
             return self._tools
         return tools
+
+    def signing_target(self, *, browser: bool = True) -> Target:
+        """The target, signing in as `appsdk call` does and telling the page (and the caller's sign_in)."""
+        from dataclasses import replace
+
+        return replace(self.target, sign_in=self._told_sign_in, browser=browser)
+
+    def _told_sign_in(self, message: str) -> None:
+        if self.target.sign_in is not None:
+            self.target.sign_in(message)  # `appsdk preview`'s terminal
+        self.events.publish("signin", {"message": message})
+
+    def _needs_sign_in(self, problem: AppsdkError) -> bool:
+        from appsdk_cli.auth.signin_errors import SignInError
+        from appsdk_cli.client import AuthRequired
+        from appsdk_cli.connection import may_sign_in
+
+        return isinstance(problem, AuthRequired | SignInError) and may_sign_in(self.signing_target())
+
+    def sign_in(self) -> None:
+        """The page's Sign in: list the tools again, signing in with the browser if the server asks (the
+        answer comes as a `tools` event; the sign-in's steps as `signin` events)."""
+        with self._lock:
+            if self._signing_in:
+                return
+            self._signing_in = True
+        self.events.publish("tools", self._tools_json_or_error())
+
+        def signing_in() -> None:
+            try:
+                with contextlib.suppress(AppsdkError):
+                    self.tools(refresh=True)
+            finally:
+                with self._lock:
+                    self._signing_in = False
+                    self._threads.discard(threading.current_thread())
+                self.events.publish("tools", self._tools_json_or_error())
+
+        thread = threading.Thread(target=signing_in, name="workbench-sign-in", daemon=True)
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()
+
+    def _sign_in_json(self) -> dict[str, Any]:
+        return {"needed": self._sign_in_needed is not None, "busy": self._signing_in}
 
     def _listed(self, client: McpClient) -> list[dict[str, Any]]:
         """tools/list in this session, kept as the workbench's listing (with what the server said of itself)."""
         tools = [t for t in client.list_tools() if isinstance(t, dict)]
         info = client.server
         with self._lock:
-            self._tools, self._tools_error = tools, None
+            self._tools, self._tools_error, self._sign_in_needed = tools, None, None
             self._server_info = {
                 "name": getattr(info, "name", None),
                 "version": getattr(info, "version", None),
@@ -203,10 +256,10 @@ class Workbench:
             }
         return tools
 
-    def tools_json(self, *, refresh: bool = False) -> dict[str, Any]:
+    def tools_json(self, *, refresh: bool = False, browser: bool = True) -> dict[str, Any]:
         from appsdk_cli.appmeta import tool_meta
 
-        tools = self.tools(refresh=refresh)
+        tools = self.tools(refresh=refresh, browser=browser)
         listed = []
         for tool in tools:
             meta = tool_meta(tool)
@@ -230,7 +283,12 @@ class Workbench:
                     "fileParams": file_params if isinstance(file_params, list) else [],
                 }
             )
-        return {"tools": listed, "error": self._tools_error, "serverInfo": self._server_info}
+        return {
+            "tools": listed,
+            "error": self._tools_error,
+            "serverInfo": self._server_info,
+            "signIn": self._sign_in_json(),
+        }
 
     def runs(self) -> list[Run]:
         return self.host.runs()
@@ -355,7 +413,7 @@ class Workbench:
         from dataclasses import replace
 
         from appsdk_cli.appmeta import crash_hint, error_text, tool_crash, tool_meta, without_tool_crash
-        from appsdk_cli.connection import session
+        from appsdk_cli.connection import signed_in, step_up
         from appsdk_cli.host.files import file_arguments
         from appsdk_cli.host.session import PreviewSession, widget_tools
         from appsdk_cli.remote import request_meta
@@ -365,8 +423,12 @@ class Workbench:
         # One session per run (the dev server may have reloaded since the last): the tool list, the
         # call and the template, so a run costs one handshake. With a listener for notifications the call
         # asks for progress (and, in 2026-07-28, logs): the trace shows them as they come, the run too.
-        target = replace(self.target, notify=lambda message: self._notified(run, message))
-        with session(target) as client:
+        # Signed in as `appsdk call` is: a 401 signs in, a result asking for more scope steps up, and the
+        # run goes again.
+        target = replace(self.signing_target(), notify=lambda message: self._notified(run, message))
+        asked: set[str] = set()
+
+        def work(client: McpClient) -> Any:
             flight.client = client
             self._attach_tracer(client, run.id)
             tools = self._listed(client)
@@ -376,22 +438,22 @@ class Workbench:
                 names = ", ".join(str(t.get("name")) for t in tools) or "none"
                 where = self.target.description
                 self._finish(run, "invalid", error=f"{where} has no tool {run.tool!r} (it has {names})")
-                return
+                return None
             try:
                 # openai/fileParams arguments name uploaded files; the tool gets them as file objects.
                 files_origin = self.host.origins.server_files_origin
                 arguments = file_arguments(definition, run.arguments, self.host.files, files_origin)
             except ValueError as problem:
                 self._finish(run, "invalid", error=str(problem))
-                return
+                return None
             problems = argument_problems(definition.get("inputSchema"), arguments)
             if problems:
                 self._finish(run, "invalid", error="; ".join(problems))
-                return
+                return None
             meta = tool_meta(definition)
             run.invoking, run.invoked, run.template_uri = meta.invoking, meta.invoked, meta.template
             if cancelled.is_set():
-                return
+                return None
             template, warnings = None, []
             # The first call shows its widget before the answer, as ChatGPT does: the view gets tool-input
             # at once and tool-result when the call returns (or tool-cancelled). A re-run keeps the views
@@ -404,23 +466,28 @@ class Workbench:
             # A cancel between two requests of this session dropped no connection (there was none to
             # drop): the call must not go out after it, or the server runs a tool the page cancelled.
             if cancelled.is_set():
-                return
+                return None
             raw = client.call_tool(run.tool, arguments, request_meta(locale=locale) or None)
             if cancelled.is_set():
-                return
+                return None
             result = without_tool_crash(raw)
             # The widget gets the result as production sends it; the page shows appsdk dev's crash report.
             crash = tool_crash(raw)
             hint = crash_hint(error_text(result), crash) if result.get("isError") is True else None
             if meta.template and not early:
                 template, warnings = self._template(client, meta.template)
-        if cancelled.is_set():
+            step_up(target, run.tool, raw, asked)
+            return tools, definition, meta, template, warnings, early, result, crash, hint
+
+        outcome = signed_in(target, work)
+        if outcome is None or cancelled.is_set():
             return
+        tools, definition, meta, template, warnings, early, result, crash, hint = outcome
         if template is not None and early:
             self.host.complete_run(run.id, result)
         elif template is not None:
             preview = PreviewSession(
-                target=self.target,
+                target=self.signing_target(),
                 tool=meta,
                 arguments=run.arguments,
                 result=result,
@@ -462,7 +529,7 @@ class Workbench:
         from appsdk_cli.host.session import PreviewSession, widget_tools
 
         preview = PreviewSession(
-            target=self.target,
+            target=self.signing_target(),
             tool=meta,
             arguments=run.arguments,
             result={"content": []},  # nothing yet: the view gets tool-input only
@@ -548,17 +615,22 @@ class Workbench:
     def _refresh_tools(self) -> None:
         try:
             with contextlib.suppress(AppsdkError):
-                self.tools(refresh=True)
+                self.tools(refresh=True, browser=False)
             self.events.publish("tools", self._tools_json_or_error())
         finally:
             with self._lock:
                 self._threads.discard(threading.current_thread())
 
     def _tools_json_or_error(self) -> dict[str, Any]:
-        try:
+        """The listing as it stands, without asking the server (a first listing that failed: its error)."""
+        if self._tools is not None:
             return self.tools_json()
-        except AppsdkError as problem:
-            return {"tools": [], "error": problem.message, "serverInfo": self._server_info}
+        return {
+            "tools": [],
+            "error": self._tools_error,
+            "serverInfo": self._server_info,
+            "signIn": self._sign_in_json(),
+        }
 
     # --- HTTP -------------------------------------------------------------------------------------------
 
@@ -575,6 +647,7 @@ class Workbench:
             get("/api/widget-state", self._widget_state_route),
             get("/api/events", self._stream),
             post("/api/runs", self._start_route),
+            post("/api/sign-in", self._sign_in_route),
             post("/api/runs/clear", self._clear_route),
             post("/api/runs/rerun", self._rerun_route),
             post("/api/runs/cancel", self._cancel_route),
@@ -587,7 +660,18 @@ class Workbench:
         send_static(request, STATIC, request.params["name"], PAGE_CSP)
 
     def _tools_route(self, request: Request) -> None:
-        request.json(HTTPStatus.OK, self.tools_json(refresh=request.query.get("refresh") == "1"))
+        # The page asks on loading and on its refresh button: no browser opens unasked (its Sign in does).
+        try:
+            listing = self.tools_json(refresh=request.query.get("refresh") == "1", browser=False)
+        except AppsdkError:
+            if self._sign_in_needed is None:
+                raise
+            listing = self._tools_json_or_error()
+        request.json(HTTPStatus.OK, listing)
+
+    def _sign_in_route(self, request: Request) -> None:
+        self.sign_in()
+        request.json(HTTPStatus.ACCEPTED, {"signIn": self._sign_in_json()})
 
     def _template_route(self, request: Request) -> None:
         try:

@@ -259,6 +259,8 @@ interface AppsdkToolListing {
   tools?: AppsdkWorkbenchTool[];
   error?: string | null;
   serverInfo?: AppsdkWorkbenchInfo["serverInfo"];
+  /** The server wants a sign-in the page must ask for (needed), or the page's Sign in is under way (busy). */
+  signIn?: { needed: boolean; busy: boolean };
 }
 
 /** One run of a tool (workbench/server.py: Run.as_json). */

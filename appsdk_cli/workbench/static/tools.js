@@ -17,7 +17,11 @@ export function setTools(bench, listing, setInfo) {
   bench.tools = listing.tools || [];
   const error = $("tools-error");
   error.hidden = !listing.error;
-  error.textContent = listing.error ? `Could not list the tools: ${listing.error}` : "";
+  // A server that wants a sign-in is not broken: the page says so and offers Sign in below.
+  const signIn = Boolean(listing.signIn && listing.signIn.needed);
+  error.classList.toggle("wants-sign-in", signIn);
+  error.textContent = !listing.error ? "" : signIn ? `Sign in to see the tools: ${listing.error}` : `Could not list the tools: ${listing.error}`;
+  showSignIn(listing.signIn);
   $("tool-count").textContent = bench.tools.length ? String(bench.tools.length) : "";
   if (listing.serverInfo && bench.info) setInfo({ ...bench.info, serverInfo: listing.serverInfo });
   renderToolList(bench);
@@ -28,6 +32,69 @@ export function setTools(bench, listing, setInfo) {
     else if (fresh) bench.selected = fresh;
   } else if (bench.tools.length) {
     selectTool(bench, bench.tools.find((t) => t.template) || bench.tools[0]);
+  }
+}
+
+/**
+ * The way on when the server wants a sign-in the page must ask for: a Sign in button, which has the
+ * workbench sign in as `appsdk call` does (its sign-in page opens in the browser).
+ * @param {AppsdkToolListing["signIn"]} signIn
+ */
+function showSignIn(signIn) {
+  const box = $("sign-in");
+  const button = element("sign-in-button", HTMLButtonElement);
+  const offered = Boolean(signIn && (signIn.needed || signIn.busy));
+  box.hidden = !offered;
+  box.dataset.offered = String(offered);
+  button.hidden = !offered;
+  button.disabled = Boolean(signIn && signIn.busy);
+  button.textContent = signIn && signIn.busy ? "Signing in…" : "Sign in";
+  if (signIn && !signIn.busy && !signIn.needed) $("sign-in-status").replaceChildren();
+}
+
+/** The Sign in button asks the workbench to sign in; the `signin` and `tools` events say how it goes. */
+export function wireSignIn() {
+  element("sign-in-button", HTMLButtonElement).addEventListener("click", async () => {
+    $("sign-in-status").textContent = "Signing in…";
+    try {
+      await api("/api/sign-in", {});
+    } catch (error) {
+      $("sign-in-status").textContent = `Could not start the sign-in: ${messageOf(error)}`;
+    }
+  });
+}
+
+/**
+ * A step of a sign-in the workbench is making (for the page's Sign in, a run or a widget's own call): said
+ * under the tool list, with the sign-in page as a link in case no browser could open it.
+ * @param {{ message: string }} note
+ */
+export function showSignInStep(note) {
+  const status = $("sign-in-status");
+  status.replaceChildren();
+  const message = note.message.split("; tokens cached in")[0]; // where the cache is: the terminal's business
+  const url = /(https?:\/\/\S+) in your browser/.exec(message);
+  if (url) {
+    const [before] = message.split(url[1]);
+    const link = document.createElement("a");
+    link.href = url[1];
+    link.target = "_blank";
+    link.rel = "noopener";
+    link.textContent = "the sign-in page";
+    status.append(before, link, " in your browser");
+  } else {
+    status.textContent = message;
+  }
+  // A run's or a widget's sign-in is said here too; the button stays for the page's own Sign in.
+  const box = $("sign-in");
+  const offered = box.dataset.offered === "true";
+  element("sign-in-button", HTMLButtonElement).hidden = !offered;
+  box.hidden = false;
+  if (!offered && message.startsWith("signed in")) {
+    // Done: said for a moment, then the tool list has its room back.
+    setTimeout(() => {
+      if (status.textContent === message && box.dataset.offered !== "true") box.hidden = true;
+    }, 4000);
   }
 }
 

@@ -12,7 +12,7 @@ import { applyWidgetState, readWidgetState } from "./frames.js";
 import { createPanels } from "./panels.js";
 import { onReload, showAppState } from "./reloads.js";
 import { showProgress, upsertRun } from "./runs.js";
-import { setTools } from "./tools.js";
+import { setTools, showSignInStep, wireSignIn } from "./tools.js";
 
 /** @type {import("./bench.js").Bench} */
 const bench = createBench({
@@ -112,6 +112,7 @@ function connectEvents() {
   });
   on("app", (app) => setApp(app));
   on("progress", (note) => showProgress(bench, note));
+  on("signin", showSignInStep);
   on("traffic", serverTraffic);
   source.addEventListener("error", () => setConnection(source.readyState === EventSource.CLOSED ? "down" : "retrying"));
 }
@@ -130,6 +131,7 @@ async function main() {
   if (!prefs.profile) prefs.profile = (defaults && defaults.profile) || "chatgpt";
   if (!prefs.device) prefs.device = (defaults && defaults.device) || "desktop";
   wireControls(bench, setInfo);
+  wireSignIn();
   await loadProfiles(bench);
   connectEvents();
   try {
