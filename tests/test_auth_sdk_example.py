@@ -1,7 +1,8 @@
-"""`appsdk call` signs in to the MCP Python SDK's own OAuth example (examples/servers/simple-auth, kept in
-tests/interop/mcp-simple-auth as its authors wrote it): an authorization server built on the SDK's auth
-routes, which register appsdk as a confidential client (client_secret_basic) and read client_id from the
-token request's form only. Before appsdk sent it there too, the token request failed "Missing client_id".
+"""`appsdk call` signs in to the MCP Python SDK's own OAuth example (examples/servers/simple-auth, which
+.ci/run takes from the pinned mcp 2.3.0 sdist into tests/interop/mcp-simple-auth): an authorization
+server built on the SDK's auth routes, which register appsdk as a confidential client
+(client_secret_basic) and read client_id from the token request's form only. Before appsdk sent it
+there too, the token request failed "Missing client_id".
 
 The example's login page stands in for a person: the $BROWSER script posts its demo credentials."""
 
@@ -30,6 +31,11 @@ def _start(module: str, *args: str) -> subprocess.Popen:
 def sdk_example() -> Iterator[str]:
     """The example's authorization server and resource server on free loopback ports; the MCP URL."""
     pytest.importorskip("pydantic_settings", reason="the SDK example needs pydantic-settings (the test extra)")
+    if not (EXAMPLE / "mcp_simple_auth").is_dir():
+        missing = f"the MCP SDK's OAuth example is missing: expected it at {EXAMPLE} (.ci/run fetches it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(missing)
+        pytest.skip(missing)
     as_port, rs_port = free_port(), free_port()
     authorization = _start("mcp_simple_auth.auth_server", "--port", str(as_port))
     resource = None

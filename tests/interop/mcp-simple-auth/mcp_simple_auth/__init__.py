@@ -1,1 +1,0 @@
-"""Simple MCP server with GitHub OAuth authentication."""
