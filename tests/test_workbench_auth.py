@@ -11,7 +11,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -59,17 +58,6 @@ def workbench_url(dev: DevServer) -> str:
     wait_until(lambda: "Workbench" in dev.out(), message="the workbench line")
     line = next(line for line in dev.out().splitlines() if "Workbench" in line and "http://127.0.0.1:" in line)
     return line[line.index("http://127.0.0.1:") :].split()[0]
-
-
-@pytest.fixture
-def page(browser) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    assert not errors, f"the workbench page threw: {errors}"
 
 
 def granted_scopes(home: Path) -> list[str]:
