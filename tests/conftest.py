@@ -9,6 +9,7 @@ import io
 import itertools
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -174,6 +175,23 @@ _SLICE = 2000
 _FIRST = 16000 + _SLICE * (WORKER % 8)
 _START = random.randrange(_SLICE)
 _PORTS = itertools.cycle([*range(_FIRST + _START, _FIRST + _SLICE), *range(_FIRST, _FIRST + _START)])
+
+
+def run_owning_port_8000(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    """Run `command` where 127.0.0.1:8000 (appsdk's default URL) is its own: in a network namespace of its
+    own (unshare -rn) where one can be made, else on this machine's port 8000 under a lock, skipping when
+    another process holds it."""
+    isolated = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$0" "$@"']
+    options = {"capture_output": True, "text": True, **kwargs}
+    if shutil.which("unshare") and shutil.which("ip") and subprocess.run([*isolated, "true"]).returncode == 0:
+        return subprocess.run([*isolated, *command], **options)  # type: ignore[call-overload]
+    with machine_lock("appsdk-port-8000"), socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", 8000))
+        except OSError:
+            pytest.skip("port 8000 is taken and no network namespace can be made (unshare -rn)")
+        probe.close()
+        return subprocess.run(command, **options)  # type: ignore[call-overload]
 
 
 @contextlib.contextmanager

@@ -310,27 +310,14 @@ def _with_dev_on_the_default_url(project: Path, commands: list[tuple[Path, list[
     namespace of our own where one can be made (port 8000 is then free whatever else runs here), else on
     this machine's port 8000 if it is free, else skipped."""
     import os
-    import shutil
-    import socket
-    import subprocess
 
-    from conftest import machine_lock
+    from conftest import run_owning_port_8000
 
     driver = [sys.executable, str(FIXTURES / "default_url_dev.py"), str(project)]
     driver.append(json.dumps([{"cwd": str(cwd), "args": args} for cwd, args in commands]))
-    isolated = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$0" "$@"']
     env = {**os.environ}
     env.pop("APPSDK_URL", None)
-    if shutil.which("unshare") and shutil.which("ip") and subprocess.run([*isolated, "true"]).returncode == 0:
-        done = subprocess.run([*isolated, *driver], capture_output=True, text=True, timeout=300, env=env)
-    else:
-        with machine_lock("appsdk-port-8000"), socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", 8000))
-            except OSError:
-                pytest.skip("port 8000 is taken and no network namespace can be made (unshare -rn)")
-            probe.close()
-            done = subprocess.run(driver, capture_output=True, text=True, timeout=300, env=env)
+    done = run_owning_port_8000(driver, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

@@ -326,12 +326,9 @@ def test_new_dev_serves_the_app_without_telling_the_user_to_run_dev(tmp_path: Pa
     In a network namespace of our own where one can be made (8000 is then free), else on this machine's
     8000 when free, else skipped."""
     import os
-    import shutil
-    import socket
-    import subprocess
     import sys
 
-    from conftest import machine_lock
+    from conftest import run_owning_port_8000
 
     script = f"""set -e
 {sys.executable} -m appsdk_cli new demo --dev > new.log 2>&1 &
@@ -340,18 +337,8 @@ cd demo && {sys.executable} -m appsdk_cli call list-books --json > ../call.json;
 kill -INT %1; wait %1 || true
 """
     env = {key: value for key, value in os.environ.items() if key != "APPSDK_URL"} | {"COLUMNS": "200"}
-    isolated = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$0" "$@"']
     command = ["bash", "--noprofile", "--norc", "-c", script]
-    if shutil.which("unshare") and shutil.which("ip") and subprocess.run([*isolated, "true"]).returncode == 0:
-        done = subprocess.run([*isolated, *command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
-    else:
-        with machine_lock("appsdk-port-8000"), socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", 8000))
-            except OSError:
-                pytest.skip("port 8000 is taken and no network namespace can be made (unshare -rn)")
-            probe.close()
-            done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    done = run_owning_port_8000(command, cwd=tmp_path, env=env, timeout=180)
     said = (tmp_path / "new.log").read_text()
     assert done.returncode == 0, done.stderr + said
     assert "Created demo" in said and "Starting appsdk dev in" in said, said

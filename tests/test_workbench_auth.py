@@ -66,6 +66,14 @@ def granted_scopes(home: Path) -> list[str]:
     return grant["scopes"]
 
 
+def revoke_the_cached_token(home: Path, dev: DevServer) -> None:
+    """Revoke the sign-in appsdk cached, at dev's authorization server: the next call gets a 401."""
+    (cache,) = (home / "tokens").iterdir()
+    (grant,) = json.loads(cache.read_text())["grants"].values()
+    origin = dev.url.removesuffix("/mcp")
+    httpx.post(origin + "/revoke", data={"token": grant["access_token"], "client_id": grant["client_id"]})
+
+
 def run_from_the_form(page, tool: str, values: dict[str, str]) -> None:
     page.click(f'#tool-list [data-tool="{tool}"]')
     for path, value in values.items():
@@ -112,10 +120,7 @@ def test_dev_workbench_signs_in_steps_up_and_a_widgets_own_call_signs_in_again(
         assert granted_scopes(home) == ["books:read", "books:write"]
 
         # A revoked token: the widget's next call gets a 401, and the host signs in and calls again.
-        (cache,) = (home / "tokens").iterdir()
-        (grant,) = json.loads(cache.read_text())["grants"].values()
-        origin = dev.url.removesuffix("/mcp")
-        httpx.post(origin + "/revoke", data={"token": grant["access_token"], "client_id": grant["client_id"]})
+        revoke_the_cached_token(home, dev)
         view.locator("#suggest").click()
         view.get_by_text("3 suggested, the last by ada").wait_for(timeout=30_000)
         page.screenshot(path=str(tmp_path / "signed-in.png"))
@@ -198,10 +203,7 @@ def test_preview_signs_in_again_when_a_widgets_own_call_gets_401_and_steps_up(
         view.get_by_text("1 suggested, the last by ada").wait_for(timeout=30_000)
         assert granted_scopes(home) == ["books:read", "books:write"]
 
-        (cache,) = (home / "tokens").iterdir()
-        (grant,) = json.loads(cache.read_text())["grants"].values()
-        origin = dev.url.removesuffix("/mcp")
-        httpx.post(origin + "/revoke", data={"token": grant["access_token"], "client_id": grant["client_id"]})
+        revoke_the_cached_token(home, dev)
         view.locator("#suggest").click()
         view.get_by_text("2 suggested, the last by ada").wait_for(timeout=30_000)
         said = (tmp_path / "preview.err").read_text() + out.read_text()
