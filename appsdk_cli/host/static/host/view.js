@@ -52,7 +52,8 @@ export function contextChanged(host, changed) {
 
 /** @param {Host} host */
 export function maxHeight(host) {
-  return sizing.maxHeight(host.state.displayMode, (host.frame && host.frame.clientHeight) || window.innerHeight);
+  const fullscreenHeight = (host.frame && host.frame.clientHeight) || window.innerHeight;
+  return sizing.maxHeight(host.state.displayMode, fullscreenHeight, profileOf(host).inlineContainer);
 }
 
 /** @param {Host} host */
@@ -74,7 +75,14 @@ export function applyHeight(host) {
     host.page.events.emit("size", { height: frame.clientHeight });
     return;
   }
-  const size = sizing.frameHeight({ mode: state.displayMode, reported: state.reportedHeight, source: state.heightSource });
+  const profile = profileOf(host);
+  const size = sizing.frameHeight({
+    mode: state.displayMode,
+    reported: state.reportedHeight,
+    source: state.heightSource,
+    inlineContainer: profile.inlineContainer,
+    startHeight: profile.inlineStartHeight,
+  });
   if (size.runaway && !state.runawayLogged) {
     state.runawayLogged = true;
     addLog(host.page, "host", "warn", `the widget asked for ${size.wanted} px; the preview stops at ${size.limit} px (a resize loop?)`);
@@ -239,13 +247,14 @@ export async function loadWidget(host, wiring) {
     theme: state.theme,
     displayMode: state.displayMode,
     locale: state.locale,
-    maxHeight: String(maxHeight(host)),
     openai: state.openai ? "1" : "0",
     profile: state.profile,
     device: state.device,
     cdn: state.cdn ? "1" : "0",
     approval: state.approval ? "1" : "0",
   });
+  const tallest = maxHeight(host);
+  if (tallest !== undefined) query.set("maxHeight", String(tallest));
   if (page.run !== null) query.set("run", page.run);
   // The document goes to the sandbox proxy once it says it is ready (resourceReady); the proxy frames
   // the view's loader, served under the document's CSP by the token.
