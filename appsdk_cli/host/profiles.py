@@ -18,7 +18,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from appsdk_cli import __version__
+from appsdk_cli.appmeta import claude_domain_problem
 from appsdk_cli.host.csp import HostCsp
+from appsdk_cli.netloc import public_https_url
 
 DEFAULT_PROFILE = "chatgpt"
 DEFAULT_DEVICE = "desktop"
@@ -449,3 +451,18 @@ def widget_csp(csp: HostCsp, query: dict[str, str], files_source: str | None) ->
         connect = (*connect, files_source)
         images = (files_source,)
     return replace(csp, resource=resource, connect=connect).header(extra_images=images)
+
+
+def widget_rules(template_meta: dict[str, Any], server_url: str | None) -> dict[str, dict[str, Any]]:
+    """What each host does with this widget resource beyond the spec, per profile: `refuse` (the host shows
+    no widget, and why) and `warn` (what it may refuse once the app is public). Claude renders nothing for
+    a `ui.domain` that is not the name it derives from the connector URL; here the URL is the local one,
+    which Claude never sees, so a name of Claude's form is only warned about (appsdk check --url with the
+    public URL computes the right one)."""
+    ui = template_meta.get("ui") if isinstance(template_meta.get("ui"), dict) else {}
+    rules: dict[str, dict[str, Any]] = {name: {"refuse": None, "warn": []} for name in PROFILES}
+    found = claude_domain_problem(ui.get("domain"), public_https_url(server_url))
+    if found:
+        message, fatal = found
+        rules["claude"]["refuse" if fatal else "warn"] = message if fatal else [message]
+    return rules

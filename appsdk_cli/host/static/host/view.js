@@ -198,7 +198,7 @@ export function removeView(host, text, className) {
   note.id = "widget";
   note.className = `status ${className}`;
   note.textContent = text;
-  if (host.frame) host.frame.replaceWith(note);
+  $("widget").replaceWith(note);
   if (host.openaiPort) host.openaiPort.close();
   host.openaiPort = null;
   host.frame = null;
@@ -238,6 +238,17 @@ export async function loadWidget(host, wiring) {
   state.runawayLogged = false;
   wiring.modesChanged();
   $("approval-bar").hidden = !state.approval;
+  // A host that would show nothing for this widget (Claude, for a ui.domain it does not derive) shows nothing here.
+  const rules = host.session.hostRules && host.session.hostRules[state.profile];
+  for (const warning of rules ? rules.warn : []) addLog(page, "host", "warn", `${profileOf(host).label}: ${warning}`);
+  if (rules && rules.refuse) {
+    const why = `${profileOf(host).label} shows no widget here: ${rules.refuse}`;
+    addLog(page, "host", "error", why);
+    host.health.errors.push(why);
+    removeView(host, why, "closed");
+    markSettled(page);
+    return {};
+  }
   const frame = document.createElement("iframe");
   host.frame = frame;
   frame.id = "widget";
