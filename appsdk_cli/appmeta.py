@@ -248,7 +248,7 @@ def claude_domain_problem(ui_domain: object, connector_url: str | None) -> tuple
     expected = claude_widget_domain(connector_url) if connector_url else None
     if expected is not None and bare == expected:
         return None
-    rule = f"Claude accepts only sha256 of the connector URL (32 hex digits) + {CLAUDE_WIDGET_DOMAIN_SUFFIX}, or none"
+    rule = f"it accepts only sha256 of the connector URL (32 hex digits) + {CLAUDE_WIDGET_DOMAIN_SUFFIX}, or none"
     if bare.endswith(CLAUDE_WIDGET_DOMAIN_SUFFIX):
         where = f"{expected} for {connector_url}" if expected else "a name derived from the connector URL"
         return f"ui.domain {value!r} is not the one Claude derives here ({where}); {rule}", False

@@ -46,14 +46,14 @@ def render(browser, domain: str, profile: str) -> tuple[str, list[dict], list[st
 
 def test_claude_shows_no_widget_whose_ui_domain_is_chatgpts_kind_of_origin(browser) -> None:
     text, log, problems = render(browser, "https://books.example.com", "claude")
-    assert text.startswith("note: Claude-like shows no widget here: Claude renders no widget whose ui.domain")
+    assert text.startswith("note: Claude renders no widget whose ui.domain is 'https://books.example.com'")
     assert any(e["level"] == "error" and "claudemcpcontent.com" in e["message"] for e in log), log
-    assert any("shows no widget" in p for p in problems), problems
+    assert any("renders no widget" in p for p in problems), problems
     # The same resource in ChatGPT (and the spec's generic host) renders.
     for profile in ("chatgpt", "mcp-apps"):
         text, log, _ = render(browser, "https://books.example.com", profile)
         assert text == "Hello from the widget", profile
-        assert not [e for e in log if "shows no widget" in e["message"]]
+        assert not [e for e in log if "renders no widget" in e["message"]]
 
 
 def test_claude_renders_without_ui_domain_and_warns_about_one_of_its_form_for_another_url(browser) -> None:

@@ -242,7 +242,7 @@ export async function loadWidget(host, wiring) {
   const rules = host.session.hostRules && host.session.hostRules[state.profile];
   for (const warning of rules ? rules.warn : []) addLog(page, "host", "warn", `${profileOf(host).label}: ${warning}`);
   if (rules && rules.refuse) {
-    const why = `${profileOf(host).label} shows no widget here: ${rules.refuse}`;
+    const why = rules.refuse;
     addLog(page, "host", "error", why);
     host.health.errors.push(why);
     removeView(host, why, "closed");
