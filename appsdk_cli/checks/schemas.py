@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from appsdk_cli.checks.fastmeta import certainly_valid
 from appsdk_cli.checks.model import Finding, Rule, Severity, resource_target, tool_target
 from appsdk_cli.schemawalk import Budget, TooComplex, bounded_validator
 from appsdk_cli.snapshot.model import Snapshot
@@ -64,8 +65,13 @@ def schema_problem(schema: Any) -> str | None:
 
     if not isinstance(schema, dict):
         return f"is a {type(schema).__name__}, not a JSON object"
+    validator = _validator_class(schema)
+    from jsonschema.validators import Draft202012Validator
+
+    if validator is Draft202012Validator and certainly_valid(schema, Draft202012Validator.FORMAT_CHECKER.conforms):
+        return None  # the common case, known valid without walking the metaschema (checks/fastmeta.py)
     try:
-        _validator_class(schema).check_schema(schema)
+        validator.check_schema(schema)
     except SchemaError as error:
         return f"at {_path(error.absolute_path)}: {error.message}"
     except RecursionError:
