@@ -4,8 +4,11 @@ declared or left to MCP's defaults."""
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import pytest
+from conftest import appsdk
 
 from appsdk_cli.permissions import DEFAULT_MODE, MODES, Hints, UnknownMode, decide, parse_mode, prompts
 
@@ -87,3 +90,38 @@ def test_prompts_lists_per_mode_the_tools_that_ask() -> None:
         "important": ["delete_note", "bare"],
         "never": [],
     }
+
+
+# --- appsdk check explains the modes -------------------------------------------------------------------
+
+FIXTURE = Path(__file__).parent / "fixtures" / "permissions_app"
+
+
+def test_check_says_which_tools_ask_under_each_mode() -> None:
+    result = appsdk("check", str(FIXTURE), "--json", env={"APPSDK_URL": ""})
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    asking = {mode: [p["tool"] for p in entry["prompts"]] for mode, entry in report["permissions"].items()}
+    assert asking == {
+        "always": ["list-notes", "delete-note", "add-note", "post-note", "bare", "count"],
+        "changes": ["delete-note", "add-note", "post-note", "bare"],
+        "important": ["delete-note", "post-note", "bare"],
+        "never": [],
+    }
+    assert report["permissions"]["changes"]["label"] == "Ask before changes"
+    bare = next(p for p in report["permissions"]["important"]["prompts"] if p["tool"] == "bare")
+    defaults = "destructiveHint true by MCP's default, openWorldHint true by MCP's default"
+    assert bare["reason"] == f"an important change ({defaults})"
+    # An explanation, not a finding: only the missing hints are (APPS302, as before).
+    assert not [f for f in report["findings"] if "permission" in f["message"].lower()]
+
+
+def test_check_prints_the_modes_as_lines() -> None:
+    result = appsdk("check", str(FIXTURE), env={"APPSDK_URL": "", "COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert "ChatGPT asks the user before calling, by permission mode:" in lines
+    assert "Always ask every tool" in lines
+    assert "Ask before changes delete-note, add-note, post-note, bare" in lines
+    assert "Ask only before important changes delete-note, post-note, bare" in lines
+    assert any(line.startswith("bare: a hint left out counts as MCP's default") for line in lines)
