@@ -495,6 +495,7 @@ class Workbench:
                 widget_tools=widget_tools(tools),
                 warnings=warnings,
                 tool_definition=definition,
+                tools=tools,  # a widget's call asks first or not by its tool's annotations
             )
             self.host.show(run.id, preview)  # the same id on a re-run: the widget state stays
         else:
@@ -537,6 +538,7 @@ class Workbench:
             widget_tools=widget_tools(tools),
             warnings=warnings,
             tool_definition=definition,
+            tools=tools,  # a widget's call asks first or not by its tool's annotations
             pending=True,
         )
         self.host.show(run.id, preview)

@@ -71,6 +71,18 @@ interface AppsdkPreviewDefaults {
   profile: string;
   device: string;
   time_zone: string | null;
+  /** ChatGPT's permission mode (appsdk_cli/permissions.py) */
+  permissions: AppsdkPermissionMode;
+}
+
+type AppsdkPermissionMode = "always" | "changes" | "important" | "never";
+
+/** permissions.Decision.as_json: whether a call asks the user first under a mode, and why. */
+interface AppsdkPermissionDecision {
+  mode: AppsdkPermissionMode;
+  label: string;
+  ask: boolean;
+  reason: string;
 }
 
 interface AppsdkSession {
@@ -86,6 +98,8 @@ interface AppsdkSession {
   result: McpCallToolResult;
   /** The call is still in flight: tool-result follows when the workbench sends it. */
   pending: boolean;
+  /** Whether the run's own call waits for approval, under each permission mode. */
+  permissions: Record<AppsdkPermissionMode, AppsdkPermissionDecision>;
   template: {
     uri: string;
     mimeType: string;
@@ -193,6 +207,16 @@ interface AppsdkPreviewEvents {
   "display-mode": { mode: McpUiDisplayMode };
   size: { height: number };
   settled: Record<string, never>;
+  /** A call waits for the user's approval (held), or the user answered (approved). kind "input": the run's own
+   * call, whose tool-input is held; "call": a widget's callTool, which the server holds. */
+  approval: {
+    kind: "input" | "call";
+    held: boolean;
+    tool: string;
+    mode?: AppsdkPermissionMode;
+    reason?: string;
+    approved?: boolean;
+  };
 }
 
 type AppsdkPreviewEventType = keyof AppsdkPreviewEvents;

@@ -244,7 +244,7 @@ export async function loadWidget(host, wiring) {
     profile: state.profile,
     device: state.device,
     cdn: state.cdn ? "1" : "0",
-    approval: state.approval ? "1" : "0",
+    permissions: state.permissions,
   });
   if (page.run !== null) query.set("run", page.run);
   // The document goes to the sandbox proxy once it says it is ready (resourceReady); the proxy frames
