@@ -6,6 +6,7 @@ Playwright, against tests/fixtures/permissions_app served as a real process.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
@@ -210,3 +211,80 @@ def test_a_widgets_call_of_a_destructive_tool_waits_then_runs_on_allow_and_is_re
     # A read-only tool's call is not held in this mode.
     view.evaluate(f"() => window.board.call('list-notes', {{}}, '{via}')")
     assert settled_calls(view, 3)[2]["ok"]["tool"] == "list-notes"
+
+
+# --- the workbench --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def bench_page(browser) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert not errors, f"the workbench page threw: {errors}"
+
+
+def run_in_bench(page, tool: str, index: int) -> None:
+    page.locator(f'#tool-list [data-tool="{tool}"]').click()
+    page.click("#run-button")
+    page.wait_for_function(
+        "(n) => { const runs = window.appsdkWorkbench.runs();"
+        " return runs.length >= n && runs[n - 1].status === 'done'; }",
+        arg=index,
+        timeout=20_000,
+    )
+
+
+@NEEDS_CHROMIUM
+def test_the_workbench_mode_switch_holds_a_destructive_run_and_a_widgets_call_but_not_a_read_only_run(
+    bench_page, notes_app
+) -> None:
+    from appsdk_cli.workbench import Workbench
+
+    page = bench_page
+    with Workbench(Target(url=notes_app.url)) as bench:
+        page.goto(bench.url)
+        page.wait_for_function("() => window.appsdkWorkbench && window.appsdkWorkbench.ready")
+        assert page.locator("#permissions").input_value() == "never"  # the host's default
+        page.locator("#permissions").select_option("changes")
+
+        run_in_bench(page, "delete-note", 1)
+        run = page.locator(".run").first
+        head = run.locator(".host-frame").first
+        head.get_by_role("button", name="Approve").wait_for(timeout=15_000)
+        host = run.locator(".host-frame iframe").first.content_frame
+        view = host.frame_locator("iframe#widget").frame_locator("iframe")
+        assert view.locator("#input").inner_text() == "none yet"
+        head.get_by_role("button", name="Approve").click()
+        view.locator("#input", has_text="n1").wait_for(timeout=15_000)
+        assert not head.locator(".approval").is_visible()
+
+        run_in_bench(page, "list-notes", 2)
+        read_only = page.locator(".run").nth(1)
+        read_view = read_only.locator(".host-frame iframe").first.content_frame
+        read_view.frame_locator("iframe#widget").frame_locator("iframe").locator("#input", has_text="inbox").wait_for()
+        assert not read_only.locator(".host-frame .approval").first.is_visible()
+
+        # The widget's own call of a destructive tool waits in its frame, and the inspector's log says why.
+        frame = read_only.locator(".host-frame iframe").first.element_handle().content_frame()
+        widget_frame = frame.child_frames[0].child_frames[0]
+        widget_frame.evaluate("() => window.board.call('delete-note', {note: 'w1'}, 'openai')")
+        prompt = read_view.locator("#call-approvals li")
+        prompt.wait_for(timeout=15_000)
+        if shot := os.environ.get("APPSDK_PERMISSIONS_SHOT"):  # a picture of the prompt, for a human to look at
+            page.screenshot(path=shot)
+        prompt.get_by_role("button", name="Allow").click()
+        widget_frame.wait_for_function("() => window.board.settled.length === 1", timeout=15_000)
+        assert widget_frame.evaluate("() => window.board.settled[0].ok.note") == "w1"
+        logged = page.evaluate("() => document.body.innerText")
+        assert (
+            "held for approval: delete-note (Ask before changes: it may change things (readOnlyHint false))" in logged
+        )
+
+        # The choice is remembered across a reload of the workbench.
+        page.reload()
+        page.wait_for_function("() => window.appsdkWorkbench && window.appsdkWorkbench.ready")
+        assert page.locator("#permissions").input_value() == "changes"

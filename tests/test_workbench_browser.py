@@ -407,9 +407,9 @@ def test_cancelling_a_call_in_flight_sends_tool_cancelled_to_its_widget(page, tr
     assert "tool-result" not in lifecycle_events(page)
 
 
-def test_with_approval_the_widget_gets_partial_input_then_the_input_once_approved(page, trip_bench: Workbench) -> None:
+def test_always_ask_holds_the_input_the_widget_gets_partial_input_then_the_input_once_approved(page, trip_bench: Workbench) -> None:
     open_workbench(page, trip_bench.url)
-    page.locator("#approval").check()
+    page.locator("#permissions").select_option("always")
     page.locator('#tool-list [data-tool="slow-plan"]').click()
     field(page, "seconds").locator("input").fill("0.5")
     page.click("#run-button")

@@ -169,6 +169,7 @@ class Workbench:
                 "locale": self.options.locale,
                 "profile": getattr(self.options, "profile", "chatgpt"),
                 "device": getattr(self.options, "device", "desktop"),
+                "permissions": self.options.permissions,
             },
             "traffic": self.tracer is not None,
             "lastReload": self._last_reload,

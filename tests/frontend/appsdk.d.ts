@@ -254,7 +254,7 @@ interface AppsdkWorkbenchInfo {
   serverInfo: { name?: string; version?: string } | null;
   dev: boolean;
   sandboxOrigin: string;
-  defaults: { theme: string; displayMode: string; locale: string; profile: string; device: string };
+  defaults: { theme: string; displayMode: string; locale: string; profile: string; device: string; permissions: AppsdkPermissionMode };
   traffic: boolean;
   lastReload: unknown;
   /** appsdk dev: whether the app imports now, and why not */

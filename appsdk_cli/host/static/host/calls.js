@@ -7,7 +7,7 @@ import { BridgeError, createBridge, logLevelOf, METHOD_NOT_FOUND, negotiateVersi
 import { hostCapabilities, hostContext, permissionFor } from "./context.js";
 import { markDeclaredModes, requestDisplayModeFromBridge } from "./controls.js";
 import { downloadAll } from "./files.js";
-import { $, addLog, short } from "./page.js";
+import { $, addLog, keepTraffic, short } from "./page.js";
 import {
   closeWidget,
   containerDimensions,
@@ -59,6 +59,17 @@ export async function callTool(host, name, args, via) {
 }
 
 /**
+ * An approval step, in the host log and in the traffic (the workbench's panel): held, approved, denied.
+ * @param {Host} host
+ * @param {string} text
+ * @param {Record<string, unknown>} [params]
+ */
+function noteApproval(host, text, params = {}) {
+  addLog(host.page, "host", "info", text);
+  keepTraffic(host.page, host.page.recorder.record("bridge", "host", "user", { jsonrpc: "2.0", method: text, params }));
+}
+
+/**
  * A widget's call the server holds for approval: a prompt in the stage until the user allows it (the
  * server makes the call then) or denies it (the call is never made, and the widget's promise rejects).
  * @param {Host} host
@@ -66,7 +77,7 @@ export async function callTool(host, name, args, via) {
  * @returns {Promise<{ result: McpCallToolResult }>}
  */
 function decideHeldCall(host, held) {
-  addLog(host.page, "host", "info", `held for approval: ${held.tool} (${held.label}: ${held.reason})`);
+  noteApproval(host, `held for approval: ${held.tool} (${held.label}: ${held.reason})`, { mode: held.mode });
   host.page.events.emit("approval", { kind: "call", held: true, tool: held.tool, mode: held.mode, reason: held.reason });
   return new Promise((resolve, reject) => {
     const item = document.createElement("li");
@@ -86,7 +97,7 @@ function decideHeldCall(host, held) {
     /** @param {boolean} approved */
     const settle = async (approved) => {
       item.remove();
-      addLog(host.page, "host", "info", `${approved ? "approved" : "denied"}: ${held.tool}`);
+      noteApproval(host, `${approved ? "approved" : "denied"}: ${held.tool}`);
       host.page.events.emit("approval", { kind: "call", held: false, tool: held.tool, approved });
       try {
         if (approved) {
@@ -256,7 +267,7 @@ export function approve(host) {
   if (bridge.cancelled) throw new Error("the call was cancelled");
   bridge.held = false;
   $("approval-bar").hidden = true;
-  addLog(host.page, "host", "info", `approved: ${host.session.tool.name}`);
+  noteApproval(host, `approved: ${host.session.tool.name}`);
   host.page.events.emit("approval", { kind: "input", held: false, tool: host.session.tool.name, approved: true });
   const { session } = host;
   toOpenai(host, {
@@ -297,7 +308,7 @@ export function cancelTool(host, reason) {
   const bridge = host.bridge;
   bridge.cancelled = true;
   if (bridge.held) {
-    addLog(host.page, "host", "info", `denied: ${host.session.tool.name}`);
+    noteApproval(host, `denied: ${host.session.tool.name}`);
     host.page.events.emit("approval", { kind: "input", held: false, tool: host.session.tool.name, approved: false });
   }
   bridge.held = false;
@@ -350,7 +361,7 @@ export async function reloadView(host) {
     // The run's own call waits for the user (its permission mode asks about the tool): so does tool-input.
     const tool = host.session.tool.name;
     const decision = permissionFor(host.session, host.state.permissions);
-    addLog(host.page, "host", "info", `held for approval: ${tool} (${decision.label}: ${decision.reason})`);
+    noteApproval(host, `held for approval: ${tool} (${decision.label}: ${decision.reason})`, { mode: decision.mode });
     host.page.events.emit("approval", { kind: "input", held: true, tool, mode: decision.mode, reason: decision.reason });
   }
   return loaded;
