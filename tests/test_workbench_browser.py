@@ -407,7 +407,7 @@ def test_cancelling_a_call_in_flight_sends_tool_cancelled_to_its_widget(page, tr
     assert "tool-result" not in lifecycle_events(page)
 
 
-def test_always_ask_holds_the_input_the_widget_gets_partial_input_then_the_input_once_approved(page, trip_bench: Workbench) -> None:
+def test_always_ask_holds_the_input_partial_input_streams_then_input_on_approve(page, trip_bench: Workbench) -> None:
     open_workbench(page, trip_bench.url)
     page.locator("#permissions").select_option("always")
     page.locator('#tool-list [data-tool="slow-plan"]').click()
