@@ -227,9 +227,12 @@ def bench_page(browser) -> Iterator[object]:
     assert not errors, f"the workbench page threw: {errors}"
 
 
-def run_in_bench(page, tool: str, index: int) -> None:
+def run_in_bench(page, tool: str, index: int, *, held: bool = False) -> None:
     page.locator(f'#tool-list [data-tool="{tool}"]').click()
     page.click("#run-button")
+    if held:  # the call waits for Approve in the widget's head: not done, not even made
+        page.locator(".run").nth(index - 1).get_by_role("button", name="Approve").wait_for(timeout=20_000)
+        return
     page.wait_for_function(
         "(n) => { const runs = window.appsdkWorkbench.runs();"
         " return runs.length >= n && runs[n - 1].status === 'done'; }",
@@ -251,15 +254,18 @@ def test_the_workbench_mode_switch_holds_a_destructive_run_and_a_widgets_call_bu
         assert page.locator("#permissions").input_value() == "never"  # the host's default
         page.locator("#permissions").select_option("changes")
 
-        run_in_bench(page, "delete-note", 1)
+        run_in_bench(page, "delete-note", 1, held=True)
         run = page.locator(".run").first
         head = run.locator(".host-frame").first
-        head.get_by_role("button", name="Approve").wait_for(timeout=15_000)
         host = run.locator(".host-frame iframe").first.content_frame
         view = host.frame_locator("iframe#widget").frame_locator("iframe")
         assert view.locator("#input").inner_text() == "none yet"
+        held = bench.runs()[0]
+        assert held.status == "running" and held.calls == 0 and held.result is None  # the tool has not run
         head.get_by_role("button", name="Approve").click()
         view.locator("#input", has_text="n1").wait_for(timeout=15_000)
+        page.wait_for_function("() => window.appsdkWorkbench.runs()[0].status === 'done'", timeout=15_000)
+        assert bench.runs()[0].result["structuredContent"]["note"] == "n1"
         assert not head.locator(".approval").is_visible()
 
         run_in_bench(page, "list-notes", 2)
@@ -284,7 +290,46 @@ def test_the_workbench_mode_switch_holds_a_destructive_run_and_a_widgets_call_bu
             "held for approval: delete-note (Ask before changes: it may change things (readOnlyHint false))" in logged
         )
 
+        # Decline: the held call is cancelled and never made.
+        run_in_bench(page, "delete-note", 3, held=True)
+        page.locator(".run").nth(2).get_by_role("button", name="Decline").click()
+        page.wait_for_function("() => window.appsdkWorkbench.runs()[2].status === 'cancelled'", timeout=15_000)
+        assert bench.runs()[2].result is None and bench.runs()[2].calls == 0
+
         # The choice is remembered across a reload of the workbench.
         page.reload()
         page.wait_for_function("() => window.appsdkWorkbench && window.appsdkWorkbench.ready")
         assert page.locator("#permissions").input_value() == "changes"
+
+
+def test_the_workbench_makes_a_call_its_mode_asks_about_only_once_approved(notes_app) -> None:
+    import time
+
+    from appsdk_cli.workbench import Workbench
+
+    def settle(bench: Workbench, run_id: str, status: str) -> None:
+        deadline = time.monotonic() + 15
+        while bench.get_run(run_id).status != status:
+            assert time.monotonic() < deadline, bench.get_run(run_id)
+            time.sleep(0.05)
+
+    with Workbench(Target(url=notes_app.url)) as bench:
+        read_only = bench.start_run("list-notes", {}, permissions="changes")
+        settle(bench, read_only.id, "done")  # not asked about: made at once
+        with pytest.raises(RuntimeError, match="not waiting for approval"):
+            bench.approve(read_only.id)
+
+        held = bench.start_run("delete-note", {"note": "b1"}, permissions="changes")
+        time.sleep(1.0)
+        assert held.status == "running" and held.calls == 0 and held.result is None
+        bench.approve(held.id)
+        settle(bench, held.id, "done")
+        assert held.result["structuredContent"]["note"] == "b1"
+
+        declined = bench.start_run("delete-note", {"note": "b2"}, permissions="always")
+        time.sleep(0.5)
+        bench.cancel(declined.id)
+        assert declined.status == "cancelled" and declined.result is None
+
+        # The host's own default (never) asks about nothing.
+        settle(bench, bench.start_run("delete-note", {"note": "b3"}).id, "done")

@@ -143,13 +143,19 @@ export class HostFrame {
     approve.title = "Release the held tool-input to the widget";
     const decline = make("button", { type: "button", className: "button small ghost", textContent: "Decline" });
     decline.title = "Send tool-cancelled instead";
+    // The server holds the run's call until it is approved (its permission mode asks): Approve sends it
+    // and gives every frame of the run its tool-input; Decline cancels the call, which never runs.
     approve.addEventListener("click", async () => {
-      if (this.api && this.api.approve) await this.api.approve();
-      approval.hidden = true;
+      for (const frame of this.run.frames) {
+        if (frame.api && frame.api.approve) await frame.api.approve().catch(() => {});
+        frame.approval.hidden = true;
+      }
+      await api("/api/runs/approve", { run: this.run.data.id }).catch(() => {});
     });
     decline.addEventListener("click", async () => {
-      if (this.api && this.api.cancel) await this.api.cancel("the user declined");
       approval.hidden = true;
+      if (this.run.data.status === "running") await api("/api/runs/cancel", { run: this.run.data.id }).catch(() => {});
+      else if (this.api && this.api.cancel) await this.api.cancel("the user declined");
     });
     const partial = make("button", { type: "button", className: "button small ghost", textContent: "Stream input" });
     partial.title = "Send tool-input-partial as the model would while writing the arguments: one more argument each time";
