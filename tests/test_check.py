@@ -203,7 +203,7 @@ def test_both_modes_see_the_same_findings(book_club: Path):
 
 def test_json_shape():
     result, report = check_json(str(FIXTURES / "template-missing"))
-    assert set(report) == {"findings", "summary"}
+    assert set(report) == {"findings", "summary", "permissions"}
     assert {"errors", "warnings", "mode", "server"} <= set(report["summary"])
     assert report["summary"]["errors"] == len(errors(report)) >= 1
     for finding in report["findings"]:

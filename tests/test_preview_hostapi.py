@@ -249,7 +249,7 @@ def test_file_params_name_an_uploaded_file_or_fail_in_one_line():
 
 
 def test_approval_holds_tool_input_while_partial_input_streams_then_stops(open_host):
-    host = open_host(profile="mcp-apps", approval="1")
+    host = open_host(profile="mcp-apps", permissions="always")
     assert host.page.locator("#approval-bar").is_visible()
     host.host("appsdkPreview.sendPartialInput({city: 'Ber'})")
     host.host("appsdkPreview.sendPartialInput({city: 'Berg'})")
@@ -269,7 +269,7 @@ def test_approval_holds_tool_input_while_partial_input_streams_then_stops(open_h
 
 
 def test_window_openai_gets_its_data_only_once_approved(open_host):
-    host = open_host(profile="chatgpt", approval="1")
+    host = open_host(profile="chatgpt", permissions="always")
     assert host.probe("window.openai.toolOutput") is None
     host.host("appsdkPreview.approve()")
     host.widget().wait_for_function("() => window.openai.toolOutput && window.openai.toolOutput.city === 'Bergen'")

@@ -407,19 +407,22 @@ def test_cancelling_a_call_in_flight_sends_tool_cancelled_to_its_widget(page, tr
     assert "tool-result" not in lifecycle_events(page)
 
 
-def test_with_approval_the_widget_gets_partial_input_then_the_input_once_approved(page, trip_bench: Workbench) -> None:
+def test_always_ask_holds_the_input_partial_input_streams_then_input_on_approve(page, trip_bench: Workbench) -> None:
     open_workbench(page, trip_bench.url)
-    page.locator("#approval").check()
+    page.locator("#permissions").select_option("always")
     page.locator('#tool-list [data-tool="slow-plan"]').click()
     field(page, "seconds").locator("input").fill("0.5")
     page.click("#run-button")
-    wait_run(page)
+    # The call itself waits for the approval (as in ChatGPT): the run is in flight, its widget held.
     frame = page.locator(".run").first.locator(".host-frame").first
+    frame.get_by_role("button", name="Approve").wait_for(timeout=20_000)
+    assert page.evaluate("() => window.appsdkWorkbench.runs()[0].status") == "running"
     frame.get_by_role("button", name="Stream input").click()
     widget(page).locator("#events li", has_text="tool-input-partial").first.wait_for(timeout=15_000)
     assert "tool-input" not in lifecycle_events(page)
     frame.get_by_role("button", name="Approve").click()
     widget(page).locator("#events li", has_text="tool-result").wait_for(timeout=15_000)
+    assert wait_run(page)["status"] == "done"
     events = lifecycle_events(page)
     # An empty object, then one argument (seconds): the model writing its arguments, before tool-input.
     assert events[: events.index("tool-input")].count("tool-input-partial") == 2, events

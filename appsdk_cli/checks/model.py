@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from appsdk_cli.permissions import MODES, prompts
 from appsdk_cli.snapshot.model import Snapshot
 
 if TYPE_CHECKING:
@@ -83,6 +84,17 @@ class CheckReport:
     def failed(self) -> bool:
         return self.errors > 0 or (self.strict and self.warnings > 0)
 
+    def permission_prompts(self) -> dict[str, list[tuple[str, str]]]:
+        """Which tools ChatGPT asks the user about before calling, under each permission mode (not a
+        finding: an explanation): mode -> (tool, why)."""
+        return {mode: [(name, d.reason) for name, d in asking] for mode, asking in prompts(self.snapshot.tools).items()}
+
+    def permissions_json(self) -> dict[str, Any]:
+        return {
+            mode: {"label": MODES[mode], "prompts": [{"tool": name, "reason": why} for name, why in asking]}
+            for mode, asking in self.permission_prompts().items()
+        }
+
     @property
     def called(self) -> list[str]:
         """The tools the check called (answered or not), by name."""
@@ -114,4 +126,6 @@ class CheckReport:
                 "strict": self.strict,
                 "passed": not self.failed,
             },
+            # mode -> the tools that ask the user first under it (ChatGPT's permission modes)
+            "permissions": self.permissions_json(),
         }

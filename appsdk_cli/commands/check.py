@@ -31,7 +31,12 @@ def check(
         typer.Option("--url", help="Check a running server's MCP endpoint instead (live mode).", show_default=False),
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print {findings: [...], summary: {...}} as one JSON object.")
+        bool,
+        typer.Option(
+            "--json",
+            help="Print {findings, summary, permissions} as one JSON object (permissions: the tools each of"
+            " ChatGPT's permission modes asks the user about).",
+        ),
     ] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too (e.g. before submission).")] = False,
     submission: Annotated[

@@ -19,6 +19,7 @@ from appsdk_cli.commands.call import (
     ToolArguments,
     Url,
 )
+from appsdk_cli.permissions import DEFAULT_MODE
 
 if TYPE_CHECKING:
     from appsdk_cli.preview import PreviewServer, PreviewSession
@@ -99,6 +100,16 @@ def preview(
         bool,
         typer.Option("--bridge-only", help="Withhold window.openai, so the widget must use the MCP Apps bridge."),
     ] = False,
+    permissions: Annotated[
+        str,
+        typer.Option(
+            "--permissions",
+            help="ChatGPT's permission mode the host plays: always (ask before every call), changes (before any"
+            " tool not marked readOnlyHint), important (only before destructive or open-world ones) or never."
+            " A call that asks waits for Approve in the page, tool-input and a widget's callTool alike.",
+            metavar="MODE",
+        ),
+    ] = DEFAULT_MODE,
     allow_errors: Annotated[
         bool,
         typer.Option("--allow-errors", help="With --screenshot: exit 0 even when the widget failed (still reported)."),
@@ -118,6 +129,7 @@ def preview(
     """
     from appsdk_cli import connection
     from appsdk_cli.errors import UsageError
+    from appsdk_cli.permissions import UnknownMode, parse_mode
     from appsdk_cli.preview import (
         PreviewOptions,
         PreviewServer,
@@ -126,6 +138,10 @@ def preview(
     from appsdk_cli.render.console import notice, stopping_on_sigterm, warning
     from appsdk_cli.render.preview import preview_log, preview_screenshot, preview_stopped
 
+    try:
+        permissions = parse_mode(permissions)
+    except UnknownMode as problem:
+        raise UsageError(f"--permissions: {problem}") from None
     if allow_errors and screenshot is None:
         raise UsageError("--allow-errors goes with --screenshot (the live preview never fails on the widget's errors)")
     if tool is None and (screenshot is not None or arguments or args):
@@ -150,6 +166,7 @@ def preview(
         bridge_only=bridge_only,
         profile=profile.value,
         device=device.value,
+        permissions=permissions,
     )
     if tool is None:
         from appsdk_cli.workbench import Workbench

@@ -5,7 +5,10 @@ GET  /api/session          what the page needs to play the host for a run (?run=
 GET  /api/profiles         the host profiles and devices (profiles.py), for the host page and the workbench
 GET  /api/widget           the widget document for the run and the page's settings, its CSP, its view token
 GET  /<path>               a file under the static folder (static.py): the page's scripts and styles
-POST /api/call             a widget's tools/call or window.openai.callTool, forwarded to the real server
+POST /api/call             a widget's tools/call or window.openai.callTool, forwarded to the real server;
+                           202 {held} instead when the permission mode asks the user first (permissions.py)
+POST /api/call/approve     {id} → the held call, now made → {result}
+POST /api/call/deny        {id} → the held call dropped, never made
 POST /api/read             a widget's resources/read
 POST /api/forward          a view's resources/list or resources/templates/list, one page
 POST /api/widget-state     the widget's state, kept here so a reload gets it back
@@ -30,8 +33,10 @@ from appsdk_cli.host.handler import HttpError, Request, get, post
 from appsdk_cli.host.origins import frame_ancestors
 from appsdk_cli.host.run import DEFAULT_RUN, LogEntry, UnknownRun
 from appsdk_cli.host.session import PreviewSession, call_from_widget, forward_from_widget, read_from_widget
-from appsdk_cli.host.state import HostState
+from appsdk_cli.host.state import HeldCall, HostState
 from appsdk_cli.host.static import STATIC, send_static
+from appsdk_cli.host.widget import permission_mode
+from appsdk_cli.permissions import MODES, decide
 
 if TYPE_CHECKING:
     from appsdk_cli.client import McpClient
@@ -118,6 +123,14 @@ def _static(request: Request) -> None:
 # --- POST ------------------------------------------------------------------------------------------------
 
 
+def _tool_definition(session: PreviewSession, name: str) -> dict[str, Any]:
+    """The tool as tools/list gave it (its annotations decide whether a call asks first); just its name when
+    the listing lacks it, so MCP's defaults count it as a destructive write."""
+    if session.tool_definition.get("name") == name:
+        return session.tool_definition
+    return next((t for t in session.tools if t.get("name") == name), {"name": name})
+
+
 def _call(request: Request) -> None:
     session = _session(request)
     body = request.body or {}
@@ -128,12 +141,42 @@ def _call(request: Request) -> None:
     if body.get("bridge") not in tuple(Bridge):
         bridges = " or ".join(repr(b.value) for b in Bridge)
         raise HttpError(HTTPStatus.BAD_REQUEST, f"bridge must be {bridges}")
+    bridge = Bridge(body["bridge"])
+    decision = decide(permission_mode(body.get("permissions"), request.host), _tool_definition(session, name))
+    # A call the widget may not make is refused at once (call_from_widget), never offered for approval.
+    if decision.ask and name in session.widget_tools[bridge]:
+        held = HeldCall(_run_id(request), name, arguments, bridge, decision)
+        held_id = request.host.hold_call(held)
+        answer = {"id": held_id, "tool": name, **decision.as_json()}
+        request.json(HTTPStatus.ACCEPTED, {"held": answer})
+        return
+    _make_call(request, session, name, arguments, bridge)
+
+
+def _approve_call(request: Request) -> None:
+    session = _session(request)
+    held = request.host.take_held_call(str((request.body or {}).get("id", "")), _run_id(request))
+    if held is None:
+        raise HttpError(HTTPStatus.NOT_FOUND, "no call of this run is waiting for approval under that id")
+    _make_call(request, session, held.name, held.arguments, held.bridge)
+
+
+def _deny_call(request: Request) -> None:
+    _session(request)
+    held = request.host.take_held_call(str((request.body or {}).get("id", "")), _run_id(request))
+    if held is None:
+        raise HttpError(HTTPStatus.NOT_FOUND, "no call of this run is waiting for approval under that id")
+    label = MODES[held.decision.mode]
+    request.json(HTTPStatus.OK, {"denied": True, "message": f"the user denied {held.name} ({label})"})
+
+
+def _make_call(request: Request, session: PreviewSession, name: str, arguments: dict[str, Any], bridge: Bridge) -> None:
     try:
         arguments = call_arguments(request.host, session, name, arguments)
     except ValueError as problem:
         raise HttpError(HTTPStatus.BAD_REQUEST, str(problem)) from None
     try:
-        result = call_from_widget(session, name, arguments, Bridge(body["bridge"]), _trace(request))
+        result = call_from_widget(session, name, arguments, bridge, _trace(request))
     except PermissionError as refused:
         raise HttpError(HTTPStatus.FORBIDDEN, str(refused)) from None
     if result.get("isError") is True:
@@ -244,6 +287,8 @@ ROUTES = (
     post("/api/files/url", _file_url),
     post("/api/rerun", _rerun),
     post("/api/call", _call),
+    post("/api/call/approve", _approve_call),
+    post("/api/call/deny", _deny_call),
     post("/api/read", _read),
     post("/api/forward", _forward),
     post("/api/widget-state", _widget_state),

@@ -22,6 +22,7 @@ from appsdk_cli.client import McpClient, ProtocolError
 from appsdk_cli.connection import Target, session, signed_in, step_up
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.host.csp import HostCsp, host_csp
+from appsdk_cli.permissions import DEFAULT_MODE
 
 THEMES = ("light", "dark")
 DISPLAY_MODES = ("inline", "pip", "fullscreen")
@@ -41,6 +42,8 @@ class PreviewOptions:
     profile: str = "chatgpt"  # the host played (profiles.py): chatgpt, mcp-apps or claude
     device: str = "desktop"  # desktop, tablet or mobile
     time_zone: str | None = None  # hostContext.timeZone; None: the browser's own
+    # ChatGPT's permission mode the host plays (permissions.py): which calls wait for the user's approval.
+    permissions: str = DEFAULT_MODE
 
 
 @dataclass(frozen=True)

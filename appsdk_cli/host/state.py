@@ -11,10 +11,11 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from appsdk_cli import __version__
+from appsdk_cli.appmeta import Bridge
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.host import profiles
 from appsdk_cli.host.files import FileStore
@@ -28,10 +29,23 @@ from appsdk_cli.host.session import (
     prefers_border,
     read_template,
 )
+from appsdk_cli.permissions import Decision, decisions
 
 SANDBOX = "allow-scripts allow-same-origin allow-forms"
 KEPT_DOCUMENTS = 32
 PROTOCOL_VERSION = "2026-01-26"  # the MCP Apps extension version the bridge speaks
+
+
+@dataclass(frozen=True)
+class HeldCall:
+    """A widget's call that waits for the user's approval (its permission mode asks first): not sent to the
+    server until the host page approves it, and then exactly as the widget made it."""
+
+    run: str
+    name: str
+    arguments: dict[str, Any]
+    bridge: Bridge
+    decision: Decision
 
 
 class HostState:
@@ -46,6 +60,7 @@ class HostState:
         self._runs: dict[str, Run] = {}
         self.files = FileStore()  # window.openai's uploads (sandbox.py serves them)
         self._documents: OrderedDict[str, tuple[str, str]] = OrderedDict()  # widget documents (html, CSP)
+        self._held: dict[str, HeldCall] = {}  # widget calls waiting for approval, by an unguessable id
         # Gives the trace hook for a run's MCP client (the workbench's traffic recorder), so a widget's own
         # requests to the server are recorded like the workbench's calls; None: they are not recorded.
         self.trace_for: Callable[[str], Any] | None = None
@@ -151,6 +166,21 @@ class HostState:
         with self._lock:
             return self._documents.get(token)
 
+    def hold_call(self, call: HeldCall) -> str:
+        """Keep a widget's call until the host page approves or denies it; the id it is answered by."""
+        held_id = secrets.token_urlsafe(12)
+        with self._lock:
+            self._held[held_id] = call
+        return held_id
+
+    def take_held_call(self, held_id: str, run_id: str) -> HeldCall | None:
+        """The held call by its id (once: approving or denying it ends the wait), if it is the run's."""
+        with self._lock:
+            call = self._held.get(held_id)
+            if call is None or call.run != run_id:
+                return None
+            return self._held.pop(held_id)
+
     def template(self, run_id: str = DEFAULT_RUN) -> WidgetTemplate:
         """The first load uses the template read with the call; later loads re-read it, so an edited widget
         shows up on reload without restarting the preview (the server's own caching permitting)."""
@@ -188,6 +218,8 @@ class HostState:
             "arguments": preview.arguments,
             "result": preview.result,
             "pending": preview.pending,
+            # Whether the run's own call waits for approval under each permission mode (permissions.py).
+            "permissions": {mode: d.as_json() for mode, d in decisions(preview.tool_definition).items()},
             "template": {
                 "uri": template.uri,
                 "mimeType": template.mime_type,

@@ -24,6 +24,7 @@ from appsdk_cli.host.run import DEFAULT_RUN, UnknownRun
 from appsdk_cli.host.session import DISPLAY_MODES, THEMES, USER_AGENT
 from appsdk_cli.host.state import HostState
 from appsdk_cli.host.static import STATIC
+from appsdk_cli.permissions import UnknownMode, decide, parse_mode
 
 
 def widget_document(host: HostState, query: dict[str, str]) -> tuple[str, str]:
@@ -81,12 +82,23 @@ def tool_response_metadata(result: dict[str, Any]) -> dict[str, Any]:
 def widget_extras(host: HostState, query: dict[str, str], config: dict[str, Any], csp: HostCsp) -> str:
     """Complete the widget document's bootstrap config for the profile and device, and return its CSP."""
     config["globals"].update(profiles.widget_globals(query))
-    config["approval"] = query.get("approval") == "1"
+    preview, _ = host.view(query.get("run", DEFAULT_RUN))
+    config["approval"] = decide(permission_mode(query.get("permissions"), host), preview.tool_definition).ask
     if config["approval"]:
         # A tool that needs approval gets its input only once approved: nothing of the call until then.
         config["globals"].update(toolInput=None, toolOutput=None, toolResponseMetadata=None)
     config["escapeExits"] = True
     return profiles.widget_csp(csp, query, files.files_source(host.origins.files_origin))
+
+
+def permission_mode(asked: object, host: HostState) -> str:
+    """The permission mode a request names (the host page's choice), else the host's; HttpError if unknown."""
+    if asked is None or asked == "":
+        return host.options.permissions
+    try:
+        return parse_mode(asked)
+    except UnknownMode as problem:
+        raise HttpError(HTTPStatus.BAD_REQUEST, str(problem)) from None
 
 
 def inject_bootstrap(html: str, config: dict[str, Any]) -> str:

@@ -55,6 +55,8 @@ def check_report(report: CheckReport, *, as_json: bool) -> None:
             f"HTTP+SSE ({e.get('version')})" if e.get("transport") == "sse" else str(e.get("version")) for e in spoken
         )
         console.print(f"[cyan]speaks:[/] {escape(names)} [dim](this check: {escape(snapshot.era)})[/]", soft_wrap=True)
+    if report.subject is None and snapshot.tools:
+        _permission_prompts(report)
     if not report.findings:
         console.print(f"[green]✓ no problems[/] [dim]{where}[/]", soft_wrap=True)
         return
@@ -95,6 +97,28 @@ def calling_tool(name: str) -> Iterator[None]:
         finally:
             done.set()
             ticker.join()
+
+
+def _permission_prompts(report: CheckReport) -> None:
+    """Which tools would ask the user first under each of ChatGPT's permission modes ("never" asks about none)."""
+    from appsdk_cli.permissions import MODES, Hints
+
+    console = stdout()
+    console.print("[cyan]ChatGPT asks the user before calling, by permission mode:[/]")
+    width = max(len(label) for label in MODES.values())
+    for mode, asking in report.permission_prompts().items():
+        if mode == "never":
+            continue
+        every = len(asking) == len(report.snapshot.tools)
+        names = "every tool" if every else escape(", ".join(name for name, _ in asking)) or "[dim]none[/]"
+        console.print(f"  {MODES[mode]:<{width}}  {names}", soft_wrap=True)
+    bare = [str(t["name"]) for t in report.snapshot.tools if isinstance(t, dict) and Hints.of(t).missing]
+    if bare:
+        console.print(
+            f"  [dim]{escape(', '.join(bare))}: a hint left out counts as MCP's default"
+            " (readOnlyHint false, destructiveHint true, openWorldHint true)[/]",
+            soft_wrap=True,
+        )
 
 
 def _call_shown(name: str, seconds: float | None) -> str:

@@ -77,6 +77,11 @@ class _InFlight:
 
     cancelled: threading.Event = field(default_factory=threading.Event)
     client: McpClient | None = None
+    # ChatGPT's permission mode the page played when it started the call (None: the host's default), and
+    # the user's approval the call waits for when that mode asks about its tool.
+    permissions: str | None = None
+    approved: threading.Event = field(default_factory=threading.Event)
+    waiting: bool = False
 
 
 class Workbench:
@@ -169,6 +174,7 @@ class Workbench:
                 "locale": self.options.locale,
                 "profile": getattr(self.options, "profile", "chatgpt"),
                 "device": getattr(self.options, "device", "desktop"),
+                "permissions": self.options.permissions,
             },
             "traffic": self.tracer is not None,
             "lastReload": self._last_reload,
@@ -314,13 +320,17 @@ class Workbench:
 
     # --- runs -------------------------------------------------------------------------------------------
 
-    def start_run(self, tool: str, arguments: dict[str, Any], *, locale: str | None = None) -> Run:
+    def start_run(
+        self, tool: str, arguments: dict[str, Any], *, locale: str | None = None, permissions: str | None = None
+    ) -> Run:
+        """Call `tool`; under a permission mode that asks about it (`permissions`, else the host's), the call
+        waits, its widget showing with tool-input held, until `approve` (or `cancel`)."""
         import secrets
 
         with self._lock:
             self._sequence += 1
             run = Run(id=secrets.token_hex(6), sequence=self._sequence, tool=tool, arguments=arguments)
-            self._flights[run.id] = _InFlight()
+            self._flights[run.id] = _InFlight(permissions=permissions)
         self.host.add_run(run)
         for old in self.host.runs()[:-MAX_RUNS]:
             self.host.drop_run(old.id)
@@ -346,6 +356,17 @@ class Workbench:
             run.version += 1
             self._flights[run.id] = _InFlight()
         self._launch(run, locale)
+        return run
+
+    def approve(self, run_id: str) -> Run | None:
+        """The user approved the run's call: it goes to the server now. None: no run by that id."""
+        run = self.get_run(run_id)
+        if run is None:
+            return None
+        flight = self._flight(run)
+        if not flight.waiting:
+            raise RuntimeError("the run is not waiting for approval")
+        flight.approved.set()
         return run
 
     def cancel(self, run_id: str) -> Run | None:
@@ -463,6 +484,10 @@ class Workbench:
                 template, warnings = self._template(client, meta.template)
                 if template is not None:
                     self._show_pending(run, meta, template, warnings, tools, definition)
+            # As ChatGPT does, a call its permission mode asks about is not made until the user approves;
+            # meanwhile its widget shows, tool-input held. (A re-run is the developer's own repeat: it goes.)
+            if early and template is not None and not self._approved(run, flight, definition):
+                return None
             # A cancel between two requests of this session dropped no connection (there was none to
             # drop): the call must not go out after it, or the server runs a tool the page cancelled.
             if cancelled.is_set():
@@ -495,6 +520,7 @@ class Workbench:
                 widget_tools=widget_tools(tools),
                 warnings=warnings,
                 tool_definition=definition,
+                tools=tools,  # a widget's call asks first or not by its tool's annotations
             )
             self.host.show(run.id, preview)  # the same id on a re-run: the widget state stays
         else:
@@ -505,6 +531,23 @@ class Workbench:
             run.calls += 1
             run.duration_ms = round((time.monotonic() - begun) * 1000, 1)
         self._finish(run, "done")
+
+    def _approved(self, run: Run, flight: _InFlight, definition: dict[str, Any]) -> bool:
+        """Wait for the user's approval when the run's permission mode asks about its tool: True once
+        approved (or when nothing asks), False when the run was cancelled instead."""
+        from appsdk_cli.permissions import decide
+
+        decision = decide(flight.permissions or self.options.permissions, definition)
+        if not decision.ask:
+            return True
+        flight.waiting = True
+        try:
+            while not flight.approved.wait(0.1):
+                if flight.cancelled.is_set():
+                    return False
+        finally:
+            flight.waiting = False
+        return not flight.cancelled.is_set()
 
     def _template(self, client: McpClient, uri: str) -> tuple[WidgetTemplate | None, list[str]]:
         """The run's widget template, read in the call's own session (one handshake per run), and what is
@@ -537,6 +580,7 @@ class Workbench:
             widget_tools=widget_tools(tools),
             warnings=warnings,
             tool_definition=definition,
+            tools=tools,  # a widget's call asks first or not by its tool's annotations
             pending=True,
         )
         self.host.show(run.id, preview)
@@ -651,6 +695,7 @@ class Workbench:
             post("/api/runs/clear", self._clear_route),
             post("/api/runs/rerun", self._rerun_route),
             post("/api/runs/cancel", self._cancel_route),
+            post("/api/runs/approve", self._approve_route),
         )
 
     def _page(self, request: Request) -> None:
@@ -690,7 +735,16 @@ class Workbench:
         tool, arguments = body.get("tool"), body.get("arguments")
         if not isinstance(tool, str) or not isinstance(arguments, dict):
             raise HttpError(HTTPStatus.BAD_REQUEST, "send {tool: string, arguments: object}")
-        request.json(HTTPStatus.ACCEPTED, {"run": self.start_run(tool, arguments, locale=_locale(body)).as_json()})
+        permissions = body.get("permissions")
+        if permissions is not None:
+            from appsdk_cli.permissions import UnknownMode, parse_mode
+
+            try:
+                permissions = parse_mode(permissions)
+            except UnknownMode as problem:
+                raise HttpError(HTTPStatus.BAD_REQUEST, str(problem)) from None
+        run = self.start_run(tool, arguments, locale=_locale(body), permissions=permissions)
+        request.json(HTTPStatus.ACCEPTED, {"run": run.as_json()})
 
     def _clear_route(self, request: Request) -> None:
         self.clear_runs()
@@ -701,6 +755,13 @@ class Workbench:
         if not isinstance(run_id, str) or self.get_run(run_id) is None:
             raise HttpError(HTTPStatus.NOT_FOUND, "no such run")
         return run_id
+
+    def _approve_route(self, request: Request) -> None:
+        try:
+            run = self.approve(self._named_run(request))
+        except RuntimeError as not_waiting:
+            raise HttpError(HTTPStatus.CONFLICT, str(not_waiting)) from None
+        request.json(HTTPStatus.OK, {"run": run.as_json() if run else None})
 
     def _cancel_route(self, request: Request) -> None:
         run = self.cancel(self._named_run(request))

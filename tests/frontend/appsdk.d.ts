@@ -72,6 +72,18 @@ interface AppsdkPreviewDefaults {
   profile: string;
   device: string;
   time_zone: string | null;
+  /** ChatGPT's permission mode (appsdk_cli/permissions.py) */
+  permissions: AppsdkPermissionMode;
+}
+
+type AppsdkPermissionMode = "always" | "changes" | "important" | "never";
+
+/** permissions.Decision.as_json: whether a call asks the user first under a mode, and why. */
+interface AppsdkPermissionDecision {
+  mode: AppsdkPermissionMode;
+  label: string;
+  ask: boolean;
+  reason: string;
 }
 
 interface AppsdkSession {
@@ -87,6 +99,8 @@ interface AppsdkSession {
   result: McpCallToolResult;
   /** The call is still in flight: tool-result follows when the workbench sends it. */
   pending: boolean;
+  /** Whether the run's own call waits for approval, under each permission mode. */
+  permissions: Record<AppsdkPermissionMode, AppsdkPermissionDecision>;
   template: {
     uri: string;
     mimeType: string;
@@ -196,6 +210,16 @@ interface AppsdkPreviewEvents {
   "display-mode": { mode: McpUiDisplayMode };
   size: { height: number };
   settled: Record<string, never>;
+  /** A call waits for the user's approval (held), or the user answered (approved). kind "input": the run's own
+   * call, whose tool-input is held; "call": a widget's callTool, which the server holds. */
+  approval: {
+    kind: "input" | "call";
+    held: boolean;
+    tool: string;
+    mode?: AppsdkPermissionMode;
+    reason?: string;
+    approved?: boolean;
+  };
 }
 
 type AppsdkPreviewEventType = keyof AppsdkPreviewEvents;
@@ -233,7 +257,7 @@ interface AppsdkWorkbenchInfo {
   serverInfo: { name?: string; version?: string } | null;
   dev: boolean;
   sandboxOrigin: string;
-  defaults: { theme: string; displayMode: string; locale: string; profile: string; device: string };
+  defaults: { theme: string; displayMode: string; locale: string; profile: string; device: string; permissions: AppsdkPermissionMode };
   traffic: boolean;
   lastReload: unknown;
   /** appsdk dev: whether the app imports now, and why not */

@@ -17,8 +17,14 @@ const require = createRequire(import.meta.url);
 const schemas = await import(require.resolve("@modelcontextprotocol/ext-apps")).catch(() => null);
 
 const tool = { name: "plan-trip", inputSchema: { type: "object", properties: { city: { type: "string" } } } };
+// The server's rule (permissions.py) for this tool under each mode: it declares no hints, so MCP's defaults count.
+const permissions = python(
+  "from appsdk_cli.permissions import decisions",
+  `{mode: d.as_json() for mode, d in decisions(json.loads(${JSON.stringify(JSON.stringify(tool))})).items()}`,
+);
 const session = {
   defaults,
+  permissions,
   widgetState: null,
   toolDefinition: tool,
   template: { declaredCsp: { connectDomains: ["https://api.example.com"], resourceDomains: [] } },
@@ -33,12 +39,13 @@ test("with a bare URL the page plays the command line's defaults", () => {
   assert.equal(state.locale, defaults.locale);
   assert.equal(state.openai, catalog.profiles[defaults.profile].openai);
   assert.equal(state.cdn, catalog.profiles[defaults.profile].cdnAllowance.length > 0);
-  assert.equal(state.approval, false);
+  assert.equal(state.permissions, defaults.permissions);
+  assert.equal(state.approval, permissions[defaults.permissions].ask);
   assert.ok(context.isTimeZone(state.timeZone), state.timeZone);
 });
 
 test("the URL's choices win, and what is not valid falls back", () => {
-  const query = "profile=claude&device=mobile&theme=dark&displayMode=fullscreen&locale=nb-NO&tz=Europe/Oslo&openai=1&cdn=0&approval=1";
+  const query = "profile=claude&device=mobile&theme=dark&displayMode=fullscreen&locale=nb-NO&tz=Europe/Oslo&openai=1&cdn=0&permissions=always";
   const state = context.initialState(new URLSearchParams(query), session, catalog);
   assert.deepEqual(
     { ...state },
@@ -51,13 +58,19 @@ test("the URL's choices win, and what is not valid falls back", () => {
       locale: "nb-NO",
       timeZone: "Europe/Oslo",
       cdn: false,
+      permissions: "always",
       approval: true,
       widgetState: null,
       reportedHeight: null,
       heightSource: null,
     },
   );
-  const junk = context.initialState(new URLSearchParams("profile=nope&device=watch&theme=sepia&displayMode=modal&tz=Mars/Olympus"), session, catalog);
+  const junk = context.initialState(
+    new URLSearchParams("profile=nope&device=watch&theme=sepia&displayMode=modal&tz=Mars/Olympus&permissions=sometimes"),
+    session,
+    catalog,
+  );
+  assert.equal(junk.permissions, defaults.permissions);
   assert.equal(junk.profile, defaults.profile);
   assert.equal(junk.device, defaults.device);
   assert.equal(junk.theme, defaults.theme);

@@ -28,7 +28,7 @@
  * @property {boolean} rerun re-run the last call when the server changes
  * @property {boolean} inspector
  * @property {number} [inspectorWidth]
- * @property {boolean} [approval]
+ * @property {string} [permissions] ChatGPT's permission mode the frames play; "" or absent: the server's default
  */
 
 /**
@@ -148,6 +148,7 @@ export function hostOptions(bench) {
     locale: prefs.locale || (bench.info && bench.info.defaults.locale) || "en-US",
     timeZone: prefs.timeZone || Intl.DateTimeFormat().resolvedOptions().timeZone,
     device: prefs.device,
+    permissions: prefs.permissions || (bench.info && bench.info.defaults.permissions) || "never",
   };
 }
 

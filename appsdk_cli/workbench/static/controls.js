@@ -94,13 +94,10 @@ export function wireControls(bench, setInfo) {
     savePrefs(prefs);
     rerenderAllFrames(bench);
   });
-  on("approval", HTMLInputElement, (control) => {
-    prefs.approval = control.checked;
+  on("permissions", HTMLSelectElement, (control) => {
+    prefs.permissions = control.value;
     savePrefs(prefs);
     for (const frame of everyFrame(bench)) frame.reload();
-    document.querySelectorAll(".host-frame .approval").forEach((node) => {
-      if (node instanceof HTMLElement) node.hidden = !prefs.approval;
-    });
   });
   on("side-by-side", HTMLInputElement, (control) => {
     prefs.sideBySide = control.checked;
@@ -159,7 +156,7 @@ export function wireControls(bench, setInfo) {
   document.addEventListener("keydown", (event) => bench.onKey(event));
 
   element("side-by-side", HTMLInputElement).checked = prefs.sideBySide;
-  element("approval", HTMLInputElement).checked = Boolean(prefs.approval);
+  element("permissions", HTMLSelectElement).value = hostOptions(bench).permissions;
   element("device", HTMLSelectElement).value = prefs.device;
   element("theme", HTMLSelectElement).value = prefs.theme;
   element("locale", HTMLInputElement).value = prefs.locale;

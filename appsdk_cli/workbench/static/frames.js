@@ -134,20 +134,28 @@ export class HostFrame {
     this.exit.textContent = "Exit fullscreen";
     this.exit.title = "Back to inline (Esc)";
     this.exit.addEventListener("click", () => this.setMode("inline"));
+    // Shown while the run's own call waits for approval (the host page says so: its permission mode asks).
     const approval = document.createElement("span");
     approval.className = "approval";
-    approval.hidden = !prefs.approval;
+    approval.hidden = true;
+    this.approval = approval;
     const approve = make("button", { type: "button", className: "button small primary", textContent: "Approve" });
     approve.title = "Release the held tool-input to the widget";
     const decline = make("button", { type: "button", className: "button small ghost", textContent: "Decline" });
     decline.title = "Send tool-cancelled instead";
+    // The server holds the run's call until it is approved (its permission mode asks): Approve sends it
+    // and gives every frame of the run its tool-input; Decline cancels the call, which never runs.
     approve.addEventListener("click", async () => {
-      if (this.api && this.api.approve) await this.api.approve();
-      approval.hidden = true;
+      for (const frame of this.run.frames) {
+        if (frame.api && frame.api.approve) await frame.api.approve().catch(() => {});
+        frame.approval.hidden = true;
+      }
+      await api("/api/runs/approve", { run: this.run.data.id }).catch(() => {});
     });
     decline.addEventListener("click", async () => {
-      if (this.api && this.api.cancel) await this.api.cancel("the user declined");
       approval.hidden = true;
+      if (this.run.data.status === "running") await api("/api/runs/cancel", { run: this.run.data.id }).catch(() => {});
+      else if (this.api && this.api.cancel) await this.api.cancel("the user declined");
     });
     const partial = make("button", { type: "button", className: "button small ghost", textContent: "Stream input" });
     partial.title = "Send tool-input-partial as the model would while writing the arguments: one more argument each time";
@@ -189,7 +197,7 @@ export class HostFrame {
       mode: this.mode,
       displayMode: this.mode,
     });
-    if (this.bench.prefs.approval) query.set("approval", "1");
+    query.set("permissions", options.permissions);
     return `/host?${query}`;
   }
 
@@ -225,6 +233,13 @@ export class HostFrame {
       api.on("traffic", (record) => panels.traffic({ run: source.run, ...record }));
       api.on("display-mode", (entry) => this.showMode(entry.mode));
       api.on("size", (entry) => this.setHeight(entry.height));
+      api.on("approval", (entry) => {
+        if (entry.kind !== "input") return;
+        this.approval.hidden = !entry.held;
+        if (entry.held) this.approval.title = `${entry.tool} waits for approval: ${entry.reason || ""}`;
+      });
+      const bar = this.hostElement("approval-bar");
+      if (bar && !bar.hidden) this.approval.hidden = false;
       const catalog = this.bench.catalog;
       const profile = catalog && catalog.profiles && catalog.profiles[this.profile];
       this.offerModes(profile ? profile.displayModes : undefined);

@@ -98,8 +98,9 @@ export async function submitRun(bench, event) {
     return;
   }
   if (!jsonMode) args = form.value();
+  const { locale, permissions } = hostOptions(bench);
   /** @type {{ run?: AppsdkRun }} */
-  const { run } = await api("/api/runs", { tool: selected.name, arguments: args, locale: hostOptions(bench).locale }).catch((error) => {
+  const { run } = await api("/api/runs", { tool: selected.name, arguments: args, locale, permissions }).catch((error) => {
     $("form-problems").textContent = messageOf(error);
     return {};
   });

@@ -4,10 +4,10 @@
 // result, and the requests a view makes (tools/call, resources/*, ui/*).
 
 import { BridgeError, createBridge, logLevelOf, METHOD_NOT_FOUND, negotiateVersion } from "./bridge.js";
-import { hostCapabilities, hostContext, toolResponseMetadata } from "./context.js";
+import { hostCapabilities, hostContext, permissionFor, toolResponseMetadata } from "./context.js";
 import { markDeclaredModes, requestDisplayModeFromBridge } from "./controls.js";
 import { downloadAll } from "./files.js";
-import { $, addLog, short } from "./page.js";
+import { $, addLog, keepTraffic, short } from "./page.js";
 import {
   closeWidget,
   containerDimensions,
@@ -45,13 +45,74 @@ export async function callTool(host, name, args, via) {
   addLog(host.page, via, "info", `callTool ${name} ${short(args)}`);
   try {
     const bridgeName = via === "openai" ? "openai" : "mcp-apps";
-    const { result } = await host.page.api("/api/call", { name, arguments: args || {}, bridge: bridgeName });
+    const body = { name, arguments: args || {}, bridge: bridgeName, permissions: host.state.permissions };
+    let answer = await host.page.api("/api/call", body);
+    // The permission mode asks first: the server holds the call, and the widget's promise waits for the user.
+    if (answer.held) answer = await decideHeldCall(host, answer.held);
+    const { result } = answer;
     addLog(host.page, via, result.isError ? "warn" : "info", `${name} → ${short(result.structuredContent ?? result.content)}`);
     return result;
   } catch (error) {
     addLog(host.page, via, "error", `callTool ${name} refused: ${error instanceof Error ? error.message : error}`);
     throw error;
   }
+}
+
+/**
+ * An approval step, in the host log and in the traffic (the workbench's panel): held, approved, denied.
+ * @param {Host} host
+ * @param {string} text
+ * @param {Record<string, unknown>} [params]
+ */
+function noteApproval(host, text, params = {}) {
+  addLog(host.page, "host", "info", text);
+  keepTraffic(host.page, host.page.recorder.record("bridge", "host", "user", { jsonrpc: "2.0", method: text, params }));
+}
+
+/**
+ * A widget's call the server holds for approval: a prompt in the stage until the user allows it (the
+ * server makes the call then) or denies it (the call is never made, and the widget's promise rejects).
+ * @param {Host} host
+ * @param {{ id: string, tool: string, mode: AppsdkPermissionMode, label: string, reason: string }} held
+ * @returns {Promise<{ result: McpCallToolResult }>}
+ */
+function decideHeldCall(host, held) {
+  noteApproval(host, `held for approval: ${held.tool} (${held.label}: ${held.reason})`, { mode: held.mode });
+  host.page.events.emit("approval", { kind: "call", held: true, tool: held.tool, mode: held.mode, reason: held.reason });
+  return new Promise((resolve, reject) => {
+    const item = document.createElement("li");
+    const text = document.createElement("span");
+    text.textContent = `The widget asks to call ${held.tool} (${held.label}: ${held.reason}).`;
+    const allow = document.createElement("button");
+    allow.type = "button";
+    allow.className = "allow";
+    allow.textContent = "Allow";
+    const deny = document.createElement("button");
+    deny.type = "button";
+    deny.className = "deny";
+    deny.textContent = "Deny";
+    item.dataset.tool = held.tool;
+    item.append(text, allow, deny);
+    $("call-approvals").append(item);
+    /** @param {boolean} approved */
+    const settle = async (approved) => {
+      item.remove();
+      noteApproval(host, `${approved ? "approved" : "denied"}: ${held.tool}`);
+      host.page.events.emit("approval", { kind: "call", held: false, tool: held.tool, approved });
+      try {
+        if (approved) {
+          resolve(await host.page.api("/api/call/approve", { id: held.id }));
+        } else {
+          const { message } = await host.page.api("/api/call/deny", { id: held.id });
+          reject(new Error(message));
+        }
+      } catch (error) {
+        reject(error);
+      }
+    };
+    allow.addEventListener("click", () => settle(true), { once: true });
+    deny.addEventListener("click", () => settle(false), { once: true });
+  });
 }
 
 /**
@@ -206,7 +267,8 @@ export function approve(host) {
   if (bridge.cancelled) throw new Error("the call was cancelled");
   bridge.held = false;
   $("approval-bar").hidden = true;
-  addLog(host.page, "host", "info", "the call was approved");
+  noteApproval(host, `approved: ${host.session.tool.name}`);
+  host.page.events.emit("approval", { kind: "input", held: false, tool: host.session.tool.name, approved: true });
   const { session } = host;
   toOpenai(host, {
     type: "globals",
@@ -245,6 +307,10 @@ export function sendPartialInput(host, args) {
 export function cancelTool(host, reason) {
   const bridge = host.bridge;
   bridge.cancelled = true;
+  if (bridge.held) {
+    noteApproval(host, `denied: ${host.session.tool.name}`);
+    host.page.events.emit("approval", { kind: "input", held: false, tool: host.session.tool.name, approved: false });
+  }
   bridge.held = false;
   $("approval-bar").hidden = true;
   const p = reason ? { reason: String(reason) } : {};
@@ -289,8 +355,16 @@ export function sendResult(host, result) {
  * A new view of the template, read afresh.
  * @param {Host} host
  */
-export function reloadView(host) {
-  return loadWidget(host, { bridge: (held) => bridgeFor(host, held), modesChanged: () => markDeclaredModes(host) });
+export async function reloadView(host) {
+  const loaded = await loadWidget(host, { bridge: (held) => bridgeFor(host, held), modesChanged: () => markDeclaredModes(host) });
+  if (host.bridge.held) {
+    // The run's own call waits for the user (its permission mode asks about the tool): so does tool-input.
+    const tool = host.session.tool.name;
+    const decision = permissionFor(host.session, host.state.permissions);
+    noteApproval(host, `held for approval: ${tool} (${decision.label}: ${decision.reason})`, { mode: decision.mode });
+    host.page.events.emit("approval", { kind: "input", held: true, tool, mode: decision.mode, reason: decision.reason });
+  }
+  return loaded;
 }
 
 /**

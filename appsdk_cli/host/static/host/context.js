@@ -15,12 +15,30 @@ import { isHostMode } from "./modes.js";
  * @property {string} locale
  * @property {string} timeZone
  * @property {boolean} cdn ChatGPT's CDN allowance
- * @property {boolean} approval tool-input waits for the call's approval
+ * @property {AppsdkPermissionMode} permissions ChatGPT's permission mode the host plays
+ * @property {boolean} approval tool-input waits for the call's approval (the mode asks about the tool)
  * @property {unknown} widgetState
  * @property {number | null} reportedHeight
  * @property {import("./sizing.js").HeightSource | null} heightSource
  * @property {boolean} [runawayLogged]
  */
+
+/** @type {AppsdkPermissionMode[]} */
+export const PERMISSION_MODES = ["always", "changes", "important", "never"];
+
+/** @param {unknown} mode @returns {mode is AppsdkPermissionMode} */
+export const isPermissionMode = (mode) => PERMISSION_MODES.includes(/** @type {AppsdkPermissionMode} */ (mode));
+
+/**
+ * The run's own call under a mode: does it wait for approval, and why (the server's rule, permissions.py).
+ * @param {AppsdkSession} session
+ * @param {AppsdkPermissionMode} mode
+ * @returns {AppsdkPermissionDecision}
+ */
+export function permissionFor(session, mode) {
+  const known = session.permissions && session.permissions[mode];
+  return known || { mode, label: mode, ask: false, reason: "" };
+}
 
 /** @param {unknown} theme @returns {theme is McpUiTheme} */
 export const isTheme = (theme) => theme === "light" || theme === "dark";
@@ -54,6 +72,8 @@ export function initialState(params, session, catalog) {
   const legacyMode = params.get("mode");
   const mode = isHostMode(displayMode) ? displayMode : isHostMode(legacyMode) ? legacyMode : defaults.display_mode;
   const theme = params.get("theme");
+  const askedMode = params.get("permissions");
+  const permissions = isPermissionMode(askedMode) ? askedMode : isPermissionMode(defaults.permissions) ? defaults.permissions : "never";
   return {
     profile: chosen.name,
     device: catalog.devices[deviceName] ? deviceName : catalog.defaultDevice,
@@ -63,7 +83,8 @@ export function initialState(params, session, catalog) {
     locale: params.get("locale") || defaults.locale,
     timeZone: zone && isTimeZone(zone) ? zone : Intl.DateTimeFormat().resolvedOptions().timeZone,
     cdn: params.has("cdn") ? params.get("cdn") !== "0" : chosen.cdnAllowance.length > 0,
-    approval: params.get("approval") === "1",
+    permissions,
+    approval: permissionFor(session, permissions).ask,
     widgetState: session.widgetState ?? null,
     reportedHeight: null,
     heightSource: null,
@@ -85,7 +106,7 @@ export function rememberedQuery(query, state) {
   kept.set("locale", state.locale);
   kept.set("tz", state.timeZone);
   kept.set("cdn", state.cdn ? "1" : "0");
-  kept.set("approval", state.approval ? "1" : "0");
+  kept.set("permissions", state.permissions);
   return kept;
 }
 

@@ -3,7 +3,7 @@
 // bar, from the workbench (window.appsdkPreview) or by the widget, and told to the view through both
 // APIs. The page's URL keeps them across a reload.
 
-import { isTheme, isTimeZone, rememberedQuery } from "./context.js";
+import { isPermissionMode, isTheme, isTimeZone, permissionFor, rememberedQuery } from "./context.js";
 import { bridgeModeRefusal, HOST_MODES, isHostMode, modeOnDevice } from "./modes.js";
 import { $, addLog, element } from "./page.js";
 import { applyHeight, containerDimensions, contextChanged, deviceOf, maxHeight, profileOf, toOpenai } from "./view.js";
@@ -198,8 +198,19 @@ export function syncControls(host) {
   element("time-zone", HTMLInputElement).value = state.timeZone;
   element("cdn", HTMLInputElement).checked = state.cdn;
   $("cdn-toggle").hidden = profileOf(host).cdnAllowance.length === 0;
-  element("approval", HTMLInputElement).checked = state.approval;
+  element("permissions", HTMLSelectElement).value = state.permissions;
+  describeApproval(host);
   applyDevice(host);
+}
+
+/**
+ * The approval bar says which mode holds the run's own call, and why (the server's rule).
+ * @param {Host} host
+ */
+export function describeApproval(host) {
+  const decision = permissionFor(host.session, host.state.permissions);
+  $("approval-reason").textContent =
+    `${host.session.tool.name} needs approval before the widget gets its input (${decision.label}: ${decision.reason}).`;
 }
 
 /**
@@ -262,7 +273,11 @@ export function wireControls(host, actions) {
     });
   reloadOn("api", HTMLSelectElement, (target) => (state.openai = target.value === "openai"));
   reloadOn("cdn", HTMLInputElement, (target) => (state.cdn = target.checked));
-  reloadOn("approval", HTMLInputElement, (target) => (state.approval = target.checked));
+  reloadOn("permissions", HTMLSelectElement, (target) => {
+    if (isPermissionMode(target.value)) state.permissions = target.value;
+    state.approval = permissionFor(host.session, state.permissions).ask;
+    describeApproval(host);
+  });
   reloadOn("profile", HTMLSelectElement, (target) => {
     state.profile = target.value;
     state.openai = profileOf(host).openai && !defaults.bridge_only;

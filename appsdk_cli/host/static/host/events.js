@@ -3,7 +3,7 @@
 // Pure: no DOM, so `node --test` drives it.
 
 /** @type {AppsdkPreviewEventType[]} */
-export const EVENT_TYPES = ["traffic", "log", "model", "widget-state", "csp", "display-mode", "size", "settled"];
+export const EVENT_TYPES = ["traffic", "log", "model", "widget-state", "csp", "display-mode", "size", "settled", "approval"];
 // Kept whole for a listener that subscribes late (the workbench attaches after the frame loaded); the
 // others are states, so only the latest is replayed.
 const HISTORY_TYPES = new Set(["traffic", "log", "model", "csp"]);

@@ -262,7 +262,7 @@ export async function loadWidget(host, wiring) {
     profile: state.profile,
     device: state.device,
     cdn: state.cdn ? "1" : "0",
-    approval: state.approval ? "1" : "0",
+    permissions: state.permissions,
   });
   const tallest = maxHeight(host);
   if (tallest !== undefined) query.set("maxHeight", String(tallest));
