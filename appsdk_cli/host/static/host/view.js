@@ -210,6 +210,27 @@ export async function closeWidget(host, why) {
 }
 
 /**
+ * What /api/widget builds the view's document from: the host's state as it plays it now.
+ * @param {Host} host
+ */
+export function documentQuery(host) {
+  const { state, page } = host;
+  const query = new URLSearchParams({
+    theme: state.theme,
+    displayMode: state.displayMode,
+    locale: state.locale,
+    maxHeight: String(maxHeight(host)),
+    openai: state.openai ? "1" : "0",
+    profile: state.profile,
+    device: state.device,
+    cdn: state.cdn ? "1" : "0",
+    approval: state.approval ? "1" : "0",
+  });
+  if (page.run !== null) query.set("run", page.run);
+  return query;
+}
+
+/**
  * A new view: a fresh frame reads the template, with a fresh bridge endpoint and health.
  * @param {Host} host
  * @param {{ bridge: (held: boolean) => import("./bridge.js").Bridge, modesChanged: () => void }} wiring
@@ -235,22 +256,10 @@ export async function loadWidget(host, wiring) {
   frame.id = "widget";
   frame.title = `${host.session.tool.name} widget`;
   frame.setAttribute("sandbox", profileOf(host).sandbox);
-  const query = new URLSearchParams({
-    theme: state.theme,
-    displayMode: state.displayMode,
-    locale: state.locale,
-    maxHeight: String(maxHeight(host)),
-    openai: state.openai ? "1" : "0",
-    profile: state.profile,
-    device: state.device,
-    cdn: state.cdn ? "1" : "0",
-    approval: state.approval ? "1" : "0",
-  });
-  if (page.run !== null) query.set("run", page.run);
   // The document goes to the sandbox proxy once it says it is ready (resourceReady); the proxy frames
   // the view's loader, served under the document's CSP by the token.
   /** @type {{ html: string, csp: string, document: string }} */
-  const widgetDocument = await page.api(`/api/widget?${query}`);
+  const widgetDocument = await page.api(`/api/widget?${documentQuery(host)}`);
   host.resource = {
     html: widgetDocument.html,
     sandbox: profileOf(host).sandbox,
