@@ -230,3 +230,52 @@ def test_with_a_modal_open_the_host_page_still_ignores_other_frames(page, previe
     assert view_frame(page).evaluate("window.echo('inline')") == "inline"
     page.locator("#modal-close").click()
     wait_closed(page)
+
+
+def test_in_the_workbench_the_modal_overlays_the_widget_area_which_grows_to_hold_it(browser, modal_app) -> None:
+    from appsdk_cli.workbench import Workbench
+
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        with Workbench(Target(url=modal_app.url)) as bench:
+            page.goto(bench.url)
+            page.wait_for_function("() => window.appsdkWorkbench && window.appsdkWorkbench.ready")
+            page.locator('#tool-list [data-tool="show-board"]').click()
+            page.click("#run-button")
+            frame = page.locator(".run").first.locator(".host-frame iframe").first
+            host_page = frame.element_handle(timeout=20_000).content_frame()
+            host_page.wait_for_function("() => window.appsdkPreview && window.appsdkPreview.settled", timeout=20_000)
+            inline = widget_view(frame.content_frame)
+            inline.locator("#mode", has_text="inline").wait_for(timeout=15_000)
+            before = frame.bounding_box()["height"]
+
+            assert (
+                view_frame(host_page).evaluate(f"window.openModal({{template: '{DETAIL}', params: {{item: 1}}}})")
+                == "opened"
+            )
+            modal = frame.content_frame.frame_locator("iframe#modal-frame").frame_locator(VIEW_IN_PROXY)
+            modal.locator("#bridge", has_text="chatgpt").wait_for(timeout=15_000)
+            panel = host_page.locator("#modal-panel")
+            # The workbench's frame grew to the modal's panel: none of it is cut off.
+            page.wait_for_function(
+                "(least) => document.querySelector('.host-frame iframe').getBoundingClientRect().height >= least",
+                arg=panel.bounding_box()["height"],
+            )
+            grown = frame.bounding_box()["height"]
+            assert grown > before
+            assert modal.locator("#params").text_content() == '{"item":1}'
+
+            host_page.locator("#modal-close").click()
+            host_page.locator("#modal").wait_for(state="hidden", timeout=10_000)
+            # And back to the inline view's own height (which the "opened" line made a little taller).
+            inline_height = host_page.evaluate("() => document.getElementById('widget').getBoundingClientRect().height")
+            page.wait_for_function(
+                "(most) => document.querySelector('.host-frame iframe').getBoundingClientRect().height <= most",
+                arg=inline_height + 4,
+            )
+            assert frame.bounding_box()["height"] < grown
+            inline.locator("#click").click()
+            assert inline.locator("#clicks").text_content() == "1"
+    finally:
+        context.close()
