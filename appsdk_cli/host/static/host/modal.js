@@ -65,7 +65,7 @@ export function otherViews(host) {
  * @param {Host} host
  * @param {Record<string, any>} p
  */
-function modalRequest(host, p) {
+export function modalRequest(host, p) {
   if (host.inModal) throw new Error("requestModal: the modal is already open (one at a time)");
   if (host.modal) throw new Error("requestModal: a modal is already open (one at a time)");
   const template = p.template === undefined || p.template === null ? host.session.template.uri : p.template;
