@@ -279,3 +279,16 @@ def test_in_the_workbench_the_modal_overlays_the_widget_area_which_grows_to_hold
             assert inline.locator("#clicks").text_content() == "1"
     finally:
         context.close()
+
+
+def test_a_modal_goes_with_the_view_that_opened_it(page, preview) -> None:
+    open_board(page, preview)
+    assert request_modal(page, f"{{template: '{DETAIL}'}}") == "opened"
+    modal_view(page).locator("#bridge", has_text="chatgpt").wait_for(timeout=15_000)
+    page.evaluate("() => window.appsdkPreview.reloadTemplate()")
+    wait_closed(page)
+    inline = widget_view(page)
+    inline.locator("#mode", has_text="inline").wait_for(timeout=15_000)
+    assert any("the modal closed (its widget reloaded)" in line for line in log_lines(page))
+    # The reloaded view opens one again.
+    assert request_modal(page, "{}") == "opened"

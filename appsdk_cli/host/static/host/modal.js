@@ -30,6 +30,7 @@ import { applyHeight, detachedBridge, documentQuery, profileOf, teardownView } f
  * @property {Record<string, unknown> | null} params
  * @property {Promise<void> | null} closing
  * @property {() => void} unwire removes the listeners the open modal added to the page
+ * @property {(why: string) => Promise<void>} close for view.js: the modal goes with the view that opened it
  */
 
 /** Margins around the modal's panel in the host page's area, for the height the workbench gives it. */
@@ -153,7 +154,7 @@ async function showModal(opener, { template, params, title }) {
   frame.setAttribute("sandbox", profileOf(opener).sandbox);
   const view = modalView(opener, frame);
   /** @type {Modal} */
-  const modal = { opener, view, template, params, closing: null, unwire: () => {} };
+  const modal = { opener, view, template, params, closing: null, unwire: () => {}, close: (why) => closeModal(modal, why) };
   view.inModal = modal;
   opener.modal = modal; // taken now: a second request while this one loads is refused
   let token = "";
@@ -174,6 +175,7 @@ async function showModal(opener, { template, params, title }) {
     opener.modal = null;
     throw error;
   }
+  if (modal.closing) throw new Error("requestModal: the widget went before its modal opened");
   view.bridge = bridgeFor(view, false, {
     // A modal keeps its place: it answers with the mode it is in rather than leaving the overlay.
     handlers: { "ui/request-display-mode": () => ({ mode: view.state.displayMode }) },

@@ -195,6 +195,7 @@ export function removeView(host, text, className) {
   host.openaiPort = null;
   host.frame = null;
   $("approval-bar").hidden = true;
+  if (host.modal) host.modal.close("its widget closed"); // a modal goes with the view that opened it
 }
 
 /**
@@ -236,6 +237,7 @@ export function documentQuery(host) {
  * @param {{ bridge: (held: boolean) => import("./bridge.js").Bridge, modesChanged: () => void }} wiring
  */
 export async function loadWidget(host, wiring) {
+  if (host.modal) await host.modal.close("its widget reloaded"); // a modal goes with the view that opened it
   await teardownView(host);
   if (host.openaiPort) host.openaiPort.close();
   host.openaiPort = null;
