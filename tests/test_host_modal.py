@@ -292,3 +292,19 @@ def test_a_modal_goes_with_the_view_that_opened_it(page, preview) -> None:
     assert any("the modal closed (its widget reloaded)" in line for line in log_lines(page))
     # The reloaded view opens one again.
     assert request_modal(page, "{}") == "opened"
+
+
+def test_the_hosts_changes_reach_the_open_modal_but_not_its_place(page, preview) -> None:
+    open_board(page, preview)
+    assert request_modal(page, f"{{template: '{DETAIL}'}}") == "opened"
+    modal_view(page).locator("#bridge", has_text="chatgpt").wait_for(timeout=15_000)
+    modal_document = next(f for f in page.frames if "/view?" in f.url and f.title() == "detail")
+    page.evaluate("() => window.appsdkPreview.setTheme('dark')")
+    modal_document.wait_for_function("() => window.openai.theme === 'dark'", timeout=10_000)
+    page.evaluate("() => window.appsdkPreview.setDisplayMode('fullscreen')")
+    view_frame(page).wait_for_function("() => window.openai.displayMode === 'fullscreen'", timeout=10_000)
+    assert modal_document.evaluate("() => window.openai.displayMode") == "inline"
+    # The modal stays over the inline view, fullscreen or not.
+    assert page.locator("#modal").is_visible()
+    page.locator("#modal-close").click()
+    wait_closed(page)

@@ -29,11 +29,27 @@ export function toWidget(host, message) {
   target.postMessage(message, host.session.sandboxOrigin);
 }
 
+// What the host changes for the whole widget (theme, locale, device, a new result) reaches its open modal
+// too; these are the inline view's own (its place, and widget state, which each view's save shares).
+const INLINE_ONLY = new Set(["displayMode", "maxHeight", "containerDimensions", "widgetState"]);
+
+/**
+ * @template {Record<string, unknown>} T
+ * @param {T} values
+ * @returns {Partial<T> | null} the values the open modal shares, or null if none
+ */
+function forModal(values) {
+  const shared = Object.fromEntries(Object.entries(values).filter(([key]) => !INLINE_ONLY.has(key)));
+  return Object.keys(shared).length > 0 ? /** @type {Partial<T>} */ (shared) : null;
+}
+
 /**
  * @param {Host} host
  * @param {AppsdkOpenaiToWidget} message
  */
 export function toOpenai(host, message) {
+  const shared = host.modal && message.type === "globals" ? forModal(message.globals) : null;
+  if (host.modal && shared) toOpenai(host.modal.view, { type: "globals", globals: shared });
   if (!host.openaiPort) return;
   if (host.state.openai) keepTraffic(host.page, host.page.recorder.record("openai", "host", "widget", message));
   host.openaiPort.postMessage(message);
@@ -45,6 +61,8 @@ export function toOpenai(host, message) {
  * @param {Partial<McpUiHostContext>} changed
  */
 export function contextChanged(host, changed) {
+  const shared = host.modal ? forModal(changed) : null;
+  if (host.modal && shared) contextChanged(host.modal.view, shared);
   if (host.bridge.initialized) host.bridge.notify("ui/notifications/host-context-changed", changed);
 }
 
