@@ -190,6 +190,7 @@ async function showModal(opener, { template, params, title }) {
   $("modal-title").textContent = title;
   $("modal-body").replaceChildren(frame);
   const overlay = $("modal");
+  overlay.style.setProperty("--device-width", $("conversation").style.getPropertyValue("--device-width"));
   overlay.hidden = false;
   applyHeight(view);
   const close = () => closeModal(modal, "the host's close button");
