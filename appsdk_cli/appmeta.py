@@ -223,6 +223,39 @@ def widget_csp(meta: dict[str, Any]) -> WidgetCsp:
 # The `_meta` keys a host reads off a tool or resource: the MCP Apps `ui` object and its flat
 # `ui/*` forerunners, ChatGPT's `openai/*` keys, and the Apps SDK's securitySchemes mirror. Anything
 # else in `_meta` (a framework's own bookkeeping) no host looks at.
+# Claude gives a view an origin of its own under this domain, named from the connector's URL: a
+# resource's `ui.domain` must be exactly that name, or absent; any other value and Claude renders no
+# widget at all (measured: github.com/modelcontextprotocol/ext-apps/pull/735, issues 671 there and 165
+# in anthropics/claude-ai-mcp). ChatGPT instead reads an https origin of the app's own.
+CLAUDE_WIDGET_DOMAIN_SUFFIX = ".claudemcpcontent.com"
+
+
+def claude_widget_domain(connector_url: str) -> str:
+    """The only `ui.domain` Claude accepts for a connector at this URL (the /mcp endpoint, as given to Claude)."""
+    import hashlib
+
+    return hashlib.sha256(connector_url.encode()).hexdigest()[:32] + CLAUDE_WIDGET_DOMAIN_SUFFIX
+
+
+def claude_domain_problem(ui_domain: object, connector_url: str | None) -> tuple[str, bool] | None:
+    """Why Claude would not accept this `ui.domain` for the connector URL, and whether it renders nothing
+    because of it (True) or only might, the URL here not being the one Claude will be given (False).
+    None: absent, or exactly the derived name."""
+    if ui_domain is None or ui_domain == "":
+        return None
+    value = str(ui_domain)
+    bare = value.split("://", 1)[-1].rstrip("/")
+    expected = claude_widget_domain(connector_url) if connector_url else None
+    if expected is not None and bare == expected:
+        return None
+    rule = f"Claude accepts only sha256 of the connector URL (32 hex digits) + {CLAUDE_WIDGET_DOMAIN_SUFFIX}, or none"
+    if bare.endswith(CLAUDE_WIDGET_DOMAIN_SUFFIX):
+        where = f"{expected} for {connector_url}" if expected else "a name derived from the connector URL"
+        return f"ui.domain {value!r} is not the one Claude derives here ({where}); {rule}", False
+    for_url = f" (for {connector_url}: {expected})" if expected else " (appsdk check --url YOUR-PUBLIC-URL names it)"
+    return f"Claude renders no widget whose ui.domain is {value!r}: {rule}{for_url}", True
+
+
 HOST_READ_META_PREFIXES = ("openai/", "ui/")
 HOST_READ_META_KEYS = ("ui", "securitySchemes")
 

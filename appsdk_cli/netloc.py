@@ -101,6 +101,18 @@ def is_this_machine(host: str) -> bool:
     return is_loopback_host(bare) or (address is not None and address.is_unspecified)
 
 
+def public_https_url(url: str | None) -> str | None:
+    """The URL when it is one a host on the internet could be given (https, not this machine), else None:
+    what a connector URL is, for rules that derive something from it."""
+    if not url or not url.startswith("https://"):
+        return None
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return None
+    return None if not host or is_this_machine(host) else url
+
+
 def is_loopback_url(url: str) -> bool:
     """A plain-http URL on a loopback host (`is_loopback_host`): one that appsdk may fetch or accept in
     clear text, since the request never leaves this machine. https URLs are a separate question."""

@@ -50,6 +50,7 @@ RULE_FIXTURES = [
     ("APPS504", "widget-domain-missing"),
     ("APPS505", "origin-not-in-csp"),
     ("APPS506", "widget-domain-not-https"),
+    ("APPS507", "ui-domain-not-claudes"),
     ("APPS601", "input-schema-invalid"),
     ("APPS602", "output-schema-invalid"),
     ("APPS603", "duplicate-tool-name"),

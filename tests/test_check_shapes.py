@@ -6,26 +6,33 @@ pin the cases a fixture per rule cannot: what must *not* fire, and the one visib
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
 
-from appsdk_cli.appmeta import Bridge, tool_meta
+from appsdk_cli.appmeta import Bridge, claude_widget_domain, tool_meta
 from appsdk_cli.checks import run_rules
 from appsdk_cli.checks.csp import domain_problem
 from appsdk_cli.checks.htmlscan import relative_assets
 from appsdk_cli.snapshot import Snapshot
 
 URI = "ui://widget/w.html"
+# The portable shape: ChatGPT's widget origin in openai/widgetDomain, no ui.domain (Claude's is its own).
 GOOD_WIDGET_META = {
-    "ui": {"csp": {"connectDomains": [], "resourceDomains": []}, "domain": "https://app.example.com"},
+    "ui": {"csp": {"connectDomains": [], "resourceDomains": []}},
     "openai/widgetCSP": {"connect_domains": [], "resource_domains": []},
     "openai/widgetDomain": "https://app.example.com",
 }
 SAFE = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
 
 
-def findings(tool_meta_: dict[str, Any], html: str = "<p>hi</p>", widget_meta: dict[str, Any] | None = None) -> dict:
+def findings(
+    tool_meta_: dict[str, Any],
+    html: str = "<p>hi</p>",
+    widget_meta: dict[str, Any] | None = None,
+    server: str = "test",
+) -> dict:
     tool = {"name": "show", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}}
     tool |= {"annotations": SAFE, "_meta": tool_meta_}
     resource = {
@@ -36,7 +43,7 @@ def findings(tool_meta_: dict[str, Any], html: str = "<p>hi</p>", widget_meta: d
     }
     snapshot = Snapshot(
         mode="live",
-        server="test",
+        server=server,
         tools=[tool],
         resources=[resource],
         reads={URI: {"contents": [{"uri": URI, "mimeType": "text/html;profile=mcp-app", "text": html}]}},
@@ -117,6 +124,27 @@ def test_a_local_widget_domain_warns_once_per_key():
     found = findings({"ui": {"resourceUri": URI}}, widget_meta=meta)
     assert list(found) == ["APPS506"]
     assert "openai/widgetDomain 'http://localhost:3000'" in found["APPS506"].message
+
+
+def test_claude_takes_only_the_ui_domain_it_derives_from_the_connector_url():
+    public = "https://books.example.com/mcp"
+    derived = claude_widget_domain(public)
+    assert derived == hashlib.sha256(public.encode()).hexdigest()[:32] + ".claudemcpcontent.com"
+    with_domain = {**GOOD_WIDGET_META, "ui": {**GOOD_WIDGET_META["ui"], "domain": derived}}
+    assert "APPS507" not in findings({"ui": {"resourceUri": URI}}, widget_meta=with_domain, server=public)
+    # Absent: Claude picks the origin itself, fine for both hosts.
+    assert "APPS507" not in findings({"ui": {"resourceUri": URI}}, server=public)
+    # ChatGPT's kind of value in ui.domain: Claude renders nothing, whatever the URL.
+    chatgpts = {**GOOD_WIDGET_META, "ui": {**GOOD_WIDGET_META["ui"], "domain": "https://app.example.com"}}
+    found = findings({"ui": {"resourceUri": URI}}, widget_meta=chatgpts, server=public)["APPS507"]
+    assert found.severity.value == "warning" and "Claude renders no widget" in found.message
+    assert f"for {public}: {derived}" in found.message and "openai/widgetDomain" in found.hint
+    local = findings({"ui": {"resourceUri": URI}}, widget_meta=chatgpts, server="http://127.0.0.1:8000/mcp")["APPS507"]
+    assert "127.0.0.1" not in local.message and "--url YOUR-PUBLIC-URL" in local.message
+    # Claude's form, hashed from another URL (a trailing slash is another URL).
+    other = {**GOOD_WIDGET_META, "ui": {**GOOD_WIDGET_META["ui"], "domain": claude_widget_domain(public + "/")}}
+    found = findings({"ui": {"resourceUri": URI}}, widget_meta=other, server=public)["APPS507"]
+    assert f"{derived} for {public}" in found.message
 
 
 @pytest.mark.parametrize(("value", "replacement"), [("private", '["app"]'), ("public", '["model", "app"]')])

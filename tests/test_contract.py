@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, appsdk, free_port, serve, serve_project, stop
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from appsdk_cli.contract import dumps, load
+from appsdk_cli.contract.compare import compare
 from appsdk_cli.scaffold import WidgetFlavor, scaffold
 
 FIXTURES = REPO / "tests" / "fixtures" / "contract"
@@ -325,3 +328,57 @@ def test_snapshot_of_a_protected_server_without_a_token_says_to_pass_one(tmp_pat
     assert result.returncode == 1
     assert "wants sign-in: pass --token" in result.stderr and "Traceback" not in result.stderr
     assert not output.exists()  # an empty contract would make every tool look removed
+
+
+# --- renames at scale: the same answer as comparing each removed tool with each added one ---------------
+
+
+def _successor_by_scan(old_tools: dict, added: dict) -> dict[str, str | None]:
+    """The rule as first written (and as the hint states it): each removed tool, by name, takes the first
+    added tool, by name, not yet taken, with the same input schema (having an argument) or description."""
+    taken: set[str] = set()
+    found: dict[str, str | None] = {}
+    for name in sorted(old_tools):
+        old = old_tools[name]
+        found[name] = None
+        for candidate in sorted(added):
+            if candidate in taken:
+                continue
+            tool = added[candidate]
+            same_schema = bool((old.get("inputSchema") or {}).get("properties")) and json.dumps(
+                old.get("inputSchema"), sort_keys=True
+            ) == json.dumps(tool.get("inputSchema"), sort_keys=True)
+            if same_schema or (old.get("description") and old.get("description") == tool.get("description")):
+                found[name] = candidate
+                taken.add(candidate)
+                break
+    return found
+
+
+_schemas = st.sampled_from(
+    [
+        {"type": "object"},
+        {"type": "object", "properties": {"q": {"type": "string"}}},
+        {"type": "object", "properties": {"n": {"type": "integer"}}},
+    ]
+)
+_tools = st.dictionaries(
+    st.text("abcdef", min_size=1, max_size=3),
+    st.fixed_dictionaries({"inputSchema": _schemas, "description": st.sampled_from(["", "Find.", "Count.", "Show."])}),
+    max_size=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(old_tools=_tools, new_tools=_tools)
+def test_renames_are_matched_as_by_scanning_every_added_tool(old_tools: dict, new_tools: dict) -> None:
+    removed = {k: v for k, v in old_tools.items() if k not in new_tools}
+    added = {k: v for k, v in new_tools.items() if k not in old_tools}
+    expected = _successor_by_scan(removed, added)
+    changes = compare({"tools": old_tools}, {"tools": new_tools})
+    renamed = {}
+    for change in changes:
+        found = re.match(r"tool `(.+)` is gone, apparently renamed to `(.+)`$", change.change)
+        if found:
+            renamed[found.group(1)] = found.group(2)
+    assert renamed == {k: v for k, v in expected.items() if v is not None}

@@ -123,6 +123,30 @@ def test_book_club_renders_through_window_openai(page, app_server):
         preview.close()
 
 
+def test_tool_response_metadata_carries_chatgpts_envelope_and_the_older_top_level_keys(page, app_server):
+    """A widget written to the current reference reads the whole MCP result from toolResponseMetadata's
+    call_tool_result / mcp_tool_result; one written to the older reference still finds _meta's keys on top."""
+    preview = serve(app_server, "list-books", ["month=June"])
+    try:
+        open_page(page, preview)
+        envelope = widget_eval(page, "() => window.openai.toolResponseMetadata")
+        assert envelope["status"] == "completed"
+        assert envelope["month"] == "June"  # the older reference: the result's _meta keys at the top level
+        for key in ("call_tool_result", "mcp_tool_result"):
+            whole = envelope[key]
+            assert whole["_meta"]["month"] == "June"  # hidden _meta included
+            assert [b["title"] for b in whole["structuredContent"]["books"]] == TITLES
+            assert whole["content"] and whole["content"][0]["type"] == "text"
+        # A new result for the live view (a re-run): the envelope follows it, a failure says so.
+        failed = {"content": [{"type": "text", "text": "no such month"}], "isError": True, "_meta": {"month": "Smarch"}}
+        page.evaluate("(result) => window.appsdkPreview.sendResult(result)", failed)
+        view_frame(page).wait_for_function("() => window.openai.toolResponseMetadata.status === 'failed'")
+        envelope = widget_eval(page, "() => window.openai.toolResponseMetadata")
+        assert envelope["month"] == "Smarch" and envelope["mcp_tool_result"] == failed
+    finally:
+        preview.close()
+
+
 def test_book_club_renders_through_the_bridge_alone(page, app_server):
     preview = serve(app_server, "list-books")
     try:

@@ -13,6 +13,7 @@ from appsdk_cli.appmeta import (
     OPENAI_WIDGET_DOMAIN,
     UI_CSP_KEYS,
     WidgetCsp,
+    claude_domain_problem,
     misplaced_widget_keys,
     widget_csp,
 )
@@ -20,7 +21,7 @@ from appsdk_cli.checks.htmlscan import allowed_by as origin_allowed
 from appsdk_cli.checks.htmlscan import outside_loads
 from appsdk_cli.checks.model import Finding, Rule, Severity, resource_target, tool_target
 from appsdk_cli.checks.widgets import widgets
-from appsdk_cli.netloc import is_this_machine
+from appsdk_cli.netloc import is_this_machine, public_https_url
 from appsdk_cli.snapshot.model import Snapshot
 
 if TYPE_CHECKING:
@@ -71,7 +72,24 @@ DOMAIN_NOT_HTTPS = Rule(
     "The domain identifies the app's widget origin to the host and in directory review; a local or "
     "plain-http URL is refused there",
 )
-RULES = (CSP_ON_TOOL, CSP_ONE_STYLE, CSP_STYLES_DIFFER, DOMAIN_MISSING, ORIGIN_NOT_IN_CSP, DOMAIN_NOT_HTTPS)
+DOMAIN_NOT_CLAUDES = Rule(
+    "APPS507",
+    "ui-domain-not-claudes",
+    Severity.WARNING,
+    "A `ui.domain` Claude does not accept: Claude takes only sha256 of the connector URL (first 32 hex "
+    "digits) + `.claudemcpcontent.com`, or no `ui.domain` at all",
+    "With any other value Claude renders no widget at all, where ChatGPT reads an https origin of the app's "
+    "own (measured: github.com/modelcontextprotocol/ext-apps/pull/735)",
+)
+RULES = (
+    CSP_ON_TOOL,
+    CSP_ONE_STYLE,
+    CSP_STYLES_DIFFER,
+    DOMAIN_MISSING,
+    ORIGIN_NOT_IN_CSP,
+    DOMAIN_NOT_HTTPS,
+    DOMAIN_NOT_CLAUDES,
+)
 
 # Kinds both key styles share, so their lists can be compared.
 _SHARED_KINDS = ("connect", "resource", "frame")
@@ -133,6 +151,15 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                     f"widget {widget.uri}: {key} {value!r} {problem}",
                     f'set {key} to the https origin that identifies your app, e.g. "https://your-app.example.com"',
                 )
+        claude = claude_domain_problem(ui.get("domain"), public_https_url(snapshot.server))
+        if claude:
+            yield Finding(
+                DOMAIN_NOT_CLAUDES,
+                target,
+                f"widget {widget.uri}: {claude[0]}",
+                "keep the app's https origin in openai/widgetDomain (ChatGPT reads it) and leave ui.domain out, "
+                "or answer Claude (clientInfo.name claude-ai) with its own ui.domain",
+            )
         yield from _outside_origins(widget.uri, widget.html or "", csp)
 
 
@@ -141,7 +168,7 @@ def domain_fix(where: WidgetDomainSource | None) -> str:
     if where is not None and where.constant:
         return (
             f'set WIDGET_DOMAIN = "https://YOUR-DOMAIN" in {where.line} (your reserved ngrok domain will do; '
-            "it fills both ui.domain and openai/widgetDomain)"
+            "it fills openai/widgetDomain)"
         )
     place = f"the resource declared at {where.line}" if where is not None else "the resource"
     scaffold = (
@@ -150,8 +177,8 @@ def domain_fix(where: WidgetDomainSource | None) -> str:
         else 'in an appsdk scaffold, set WIDGET_DOMAIN = "https://YOUR-DOMAIN" in server.py; otherwise '
     )
     return (
-        f'{scaffold}add "domain": "https://YOUR-DOMAIN" to the _meta["ui"] of {place} and "openai/widgetDomain": '
-        '"https://YOUR-DOMAIN" to its _meta (your reserved ngrok domain will do)'
+        f'{scaffold}add "openai/widgetDomain": "https://YOUR-DOMAIN" to the _meta of {place} (your reserved ngrok '
+        "domain will do; leave ui.domain out, which Claude accepts only as a name it derives itself)"
     )
 
 

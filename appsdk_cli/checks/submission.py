@@ -222,7 +222,7 @@ def check(snapshot: Snapshot, app: AppTarget | None = None) -> Iterator[Finding]
                 DOMAIN_CONFLICT,
                 target,
                 f"widget {widget.uri}: ui.domain {ui_domain!r} and openai/widgetDomain {openai_domain!r} differ",
-                "give both keys the same https origin",
+                "keep the app's https origin in openai/widgetDomain and leave ui.domain out (Claude derives its own)",
             )
         yield from _csp(widget.uri, meta, target)
     if snapshot.tools and not (snapshot.instructions or "").strip():

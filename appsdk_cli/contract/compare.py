@@ -13,6 +13,7 @@ URI). So each change is one of:
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -145,25 +146,54 @@ def compare(old: dict[str, Any], new: dict[str, Any], *, budget: Budget | None =
 # --- tools -------------------------------------------------------------------------------------------
 
 
-def _rename_of(name: str, old: dict[str, Any], added: dict[str, Any]) -> str | None:
-    """An added tool that looks like `name` renamed: the same arguments (at least one), or the same description."""
-    for candidate, tool in sorted(added.items()):
-        if _arguments(old.get("inputSchema")) and _same(old.get("inputSchema"), tool.get("inputSchema")):
-            return candidate
-        if old.get("description") and old.get("description") == tool.get("description"):
-            return candidate
-    return None
+class _Successors:
+    """Which added tool looks like a removed one renamed: the first added tool, by name, not yet taken,
+    with the same input schema (one with at least one argument) or the same description.
+
+    Indexed by both, so matching every removed tool costs one look-up each, not a scan of every added
+    tool: renaming thousands of tools took minutes when each removal compared itself with each addition."""
+
+    def __init__(self, added: dict[str, Any]) -> None:
+        self._by_schema: dict[str, deque[str]] = {}
+        self._by_description: dict[str, deque[str]] = {}
+        for name in sorted(added):
+            tool = _dict(added[name])
+            self._by_schema.setdefault(_canonical(tool.get("inputSchema")), deque()).append(name)
+            description = tool.get("description")
+            if isinstance(description, str) and description:
+                self._by_description.setdefault(description, deque()).append(name)
+        self._taken: set[str] = set()
+
+    def _first_free(self, names: deque[str] | None) -> str | None:
+        while names and names[0] in self._taken:
+            names.popleft()
+        return names[0] if names else None
+
+    def take(self, old: dict[str, Any]) -> str | None:
+        candidates = []
+        if _arguments(old.get("inputSchema")):
+            candidates.append(self._first_free(self._by_schema.get(_canonical(old.get("inputSchema")))))
+        description = old.get("description")
+        if isinstance(description, str) and description:
+            candidates.append(self._first_free(self._by_description.get(description)))
+        found = min((c for c in candidates if c is not None), default=None)
+        if found is not None:
+            self._taken.add(found)
+        return found
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
 
 
 def _compare_tools(old: dict[str, Any], new: dict[str, Any], budget: Budget) -> list[Change]:
     changes: list[Change] = []
     added = {name: new[name] for name in sorted(new.keys() - old.keys())}
-    renamed_to: set[str] = set()
+    successors = _Successors(added)
     for name in sorted(old.keys() - new.keys()):
         target = f"tool {name}"
-        successor = _rename_of(name, _dict(old[name]), {k: v for k, v in added.items() if k not in renamed_to})
+        successor = successors.take(_dict(old[name]))
         if successor:
-            renamed_to.add(successor)
             changes.append(
                 Change(
                     Impact.BREAKING,

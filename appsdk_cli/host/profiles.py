@@ -18,7 +18,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from appsdk_cli import __version__
+from appsdk_cli.appmeta import claude_domain_problem
 from appsdk_cli.host.csp import HostCsp
+from appsdk_cli.netloc import public_https_url
 
 DEFAULT_PROFILE = "chatgpt"
 DEFAULT_DEVICE = "desktop"
@@ -209,13 +211,16 @@ class HostProfile:
     host_capabilities: dict[str, Any]  # without sandbox.csp, which the host adds per widget
     sandbox: str
     display_modes: tuple[str, ...]
-    # containerDimensions in inline mode; None: the width of the frame, the height following the view.
+    # containerDimensions in inline mode, in the spec's meaning (static/host/sizing.js plays it): `height`
+    # fixes the frame's height, `maxHeight` lets it follow the view up to that; neither (or None: only the
+    # frame's width) lets it follow the view's height.
     inline_container: dict[str, int] | None
     max_width: int  # the widest the host lets a widget be
     openai: bool  # whether window.openai exists
     styles: dict[str, dict[str, str]]  # styles.variables per theme
     user_agent: str  # hostContext.userAgent
     cdn_allowance: tuple[str, ...] = ()  # origins allowed without being declared (when the toggle is on)
+    inline_start_height: int = 150  # the inline frame's height before the view reports one
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def to_json(self) -> dict[str, Any]:
@@ -228,6 +233,7 @@ class HostProfile:
             "sandbox": self.sandbox,
             "displayModes": list(self.display_modes),
             "inlineContainer": self.inline_container,
+            "inlineStartHeight": self.inline_start_height,
             "maxWidth": self.max_width,
             "openai": self.openai,
             "styles": self.styles,
@@ -281,20 +287,34 @@ PROFILES: dict[str, HostProfile] = {
     "chatgpt": HostProfile(
         name="chatgpt",
         label="ChatGPT",
-        description="ChatGPT as probed: its sandbox, hostInfo, capabilities (no downloadFile) and 400×768 container",
+        description="ChatGPT as probed: its sandbox, hostInfo, capabilities (no downloadFile), a content-sized card",
         # Probed: {name: "chatgpt"}. The spec's Implementation needs a version too, and the SDK's App refuses
         # the whole answer without one, so the profile adds one (the version itself is a guess).
         host_info={"name": "chatgpt", "version": "1.0.0"},
         host_capabilities=_CHATGPT_CAPABILITIES,
         sandbox="allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox allow-forms",
         display_modes=("inline", "pip", "fullscreen"),
-        inline_container={"height": 400, "maxWidth": 768},
+        # Inline, ChatGPT sizes the frame to the view: OpenAI's UI guidelines have cards "expand in height
+        # to match their content" with no nested scrolling (developers.openai.com/apps-sdk/concepts/
+        # ui-guidelines), sunpeak measured the card's div following the resource's height to 20,000 px
+        # with window.openai.maxHeight undefined inline (dev.to/abewheeler/chatgpt-app-display-mode-
+        # reference-49im), and mcp-use saw ChatGPT pin the width and let only the height follow the
+        # view (github.com/mcp-use/mcp-use/issues/1459). MCPJam's capture of ChatGPT's hostContext says
+        # {height: 400, maxWidth: 768}; a spec-reading view takes `height` as fixed, which the frame is
+        # not, so the profile tells what the frame does, and starts it at the captured 400 px.
+        inline_container={"maxWidth": 768},
+        inline_start_height=400,
         max_width=768,
         openai=True,
         styles=CHATGPT_STYLES,
         user_agent="chatgpt",  # a guess: the probe recorded no hostContext.userAgent
         cdn_allowance=CHATGPT_CDNS,
-        notes=("ChatGPT reads ui.csp or openai/widgetCSP (unconfirmed which): the preview applies both.",),
+        notes=(
+            "ChatGPT reads ui.csp or openai/widgetCSP (unconfirmed which): the preview applies both.",
+            "Inline, the frame starts at 400 px and follows the widget's height; ChatGPT was captured telling"
+            " views containerDimensions {height: 400, maxWidth: 768}, which the preview does not repeat, since"
+            " a view reads `height` as fixed.",
+        ),
     ),
     "mcp-apps": HostProfile(
         name="mcp-apps",
@@ -338,7 +358,10 @@ PROFILES: dict[str, HostProfile] = {
         },
         sandbox="allow-scripts allow-same-origin allow-forms",  # guess: the spec default plus forms
         display_modes=("inline", "fullscreen"),  # guess: no pip seen in Claude
-        inline_container={"maxHeight": 600, "maxWidth": 720},  # guess, from the width of Claude's column
+        # Guess: the width of Claude's column. Its frame follows the view's height (reports of Claude growing
+        # an app's frame to the height it reports, e.g. github.com/akutishevsky/nutrition-mcp/pull/37); no
+        # cap was seen, so none is told or applied.
+        inline_container={"maxWidth": 720},
         max_width=720,
         openai=False,
         styles=CLAUDE_STYLES,
@@ -428,3 +451,18 @@ def widget_csp(csp: HostCsp, query: dict[str, str], files_source: str | None) ->
         connect = (*connect, files_source)
         images = (files_source,)
     return replace(csp, resource=resource, connect=connect).header(extra_images=images)
+
+
+def widget_rules(template_meta: dict[str, Any], server_url: str | None) -> dict[str, dict[str, Any]]:
+    """What each host does with this widget resource beyond the spec, per profile: `refuse` (the host shows
+    no widget, and why) and `warn` (what it may refuse once the app is public). Claude renders nothing for
+    a `ui.domain` that is not the name it derives from the connector URL; here the URL is the local one,
+    which Claude never sees, so a name of Claude's form is only warned about (appsdk check --url with the
+    public URL computes the right one)."""
+    ui = template_meta.get("ui") if isinstance(template_meta.get("ui"), dict) else {}
+    rules: dict[str, dict[str, Any]] = {name: {"refuse": None, "warn": []} for name in PROFILES}
+    found = claude_domain_problem(ui.get("domain"), public_https_url(server_url))
+    if found:
+        message, fatal = found
+        rules["claude"]["refuse" if fatal else "warn"] = message if fatal else [message]
+    return rules

@@ -16,6 +16,7 @@ from typing import Any
 
 from appsdk_cli import __version__
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.host import profiles
 from appsdk_cli.host.files import FileStore
 from appsdk_cli.host.origins import Origins
 from appsdk_cli.host.run import DEFAULT_RUN, LogEntry, Run, UnknownRun
@@ -194,6 +195,7 @@ class HostState:
                 "declaredCsp": template.csp.approved(),
                 "prefersBorder": prefers_border(template.meta),
             },
+            "hostRules": profiles.widget_rules(template.meta, preview.target.url),
             "sandboxOrigin": self.origins.proxy_origin,
             "viewOrigin": self.origins.view_origin,
             "sandbox": SANDBOX,

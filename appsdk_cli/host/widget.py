@@ -87,7 +87,6 @@ def widget_document(host: HostState, query: dict[str, str]) -> tuple[str, str]:
     options = host.options
     theme = query.get("theme") if query.get("theme") in THEMES else options.theme
     mode = query.get("displayMode") if query.get("displayMode") in DISPLAY_MODES else options.display_mode
-    max_height = int(query["maxHeight"]) if query.get("maxHeight", "").isdigit() else 640
     with_openai = query.get("openai", "1" if not options.bridge_only else "0") != "0"
     config: dict[str, Any] = {
         "parentOrigin": host.origins.proxy_origin,
@@ -95,21 +94,43 @@ def widget_document(host: HostState, query: dict[str, str]) -> tuple[str, str]:
         "globals": {
             "toolInput": preview.arguments,
             "toolOutput": preview.result.get("structuredContent"),
-            "toolResponseMetadata": preview.result.get("_meta"),
+            "toolResponseMetadata": tool_response_metadata(preview.result),
             "widgetState": host.widget_state(run_id),
             "theme": theme,
             "displayMode": mode,
-            "maxHeight": max_height,
             "locale": query.get("locale") or options.locale,
             "safeArea": {"insets": {"top": 0, "bottom": 0, "left": 0, "right": 0}},
             "userAgent": USER_AGENT,
             "view": view,
         },
     }
+    # Absent where the profile bounds nothing (ChatGPT inline): window.openai.maxHeight is then undefined.
+    if query.get("maxHeight", "").isdigit():
+        config["globals"]["maxHeight"] = int(query["maxHeight"])
     # `appsdk dev`'s Vite, for hot module replacement, serves the call's own template only.
     vite = vite_page(host.record, preview, template) if named == current.uri else None
     csp = widget_extras(host, query, config, vite.csp(template.csp) if vite else template.csp)
     return inject_bootstrap(vite.page() if vite else template.html, config), csp
+
+
+def tool_response_metadata(result: dict[str, Any]) -> dict[str, Any]:
+    """window.openai.toolResponseMetadata for a tool result, as ChatGPT fills it in late 2026.
+
+    OpenAI's current reference says it carries `status`, `call_tool_result` and `mcp_tool_result`, the last
+    two being the whole MCP result (hidden `_meta` included); widgets in the wild read `_meta` and
+    `structuredContent` from either. The reference does not list `status`'s values: "completed" and
+    "failed" (an `isError` result) follow the Responses API's MCP call statuses. The result's own `_meta`
+    keys stay at the top level as well, where widgets written to the older reference look for them.
+    static/host/context.js `toolResponseMetadata` builds the same for a new result on the live page.
+    """
+    meta = result.get("_meta")
+    envelope: dict[str, Any] = dict(meta) if isinstance(meta, dict) else {}
+    envelope.update(
+        status="failed" if result.get("isError") else "completed",
+        call_tool_result=result,
+        mcp_tool_result=result,
+    )
+    return envelope
 
 
 def widget_extras(host: HostState, query: dict[str, str], config: dict[str, Any], csp: HostCsp) -> str:

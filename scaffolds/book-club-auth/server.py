@@ -114,7 +114,8 @@ def widget_meta() -> dict[str, Any]:
         "openai/widgetDescription": "Shows the book club's next three picks as a list of cards.",
     }
     if WIDGET_DOMAIN:
-        ui["domain"] = WIDGET_DOMAIN
+        # ChatGPT's key only: Claude renders no widget whose ui.domain is not the name it derives from the
+        # connector's URL, and gives the widget an origin of its own when ui.domain is absent.
         meta["openai/widgetDomain"] = WIDGET_DOMAIN
     return meta
 

@@ -33,6 +33,7 @@ interface AppsdkProfile {
   displayModes: McpUiDisplayMode[];
   /** The container a ChatGPT-like host gives an inline view; null: flexible height. */
   inlineContainer: { height?: number; maxHeight?: number; width?: number; maxWidth?: number } | null;
+  inlineStartHeight: number;
   maxWidth: number;
   openai: boolean;
   styles: Record<McpUiTheme, Record<string, string>>;
@@ -93,6 +94,8 @@ interface AppsdkSession {
     declaredCsp: McpUiResourceCsp | null;
     prefersBorder: boolean;
   };
+  /** per profile, what that host does with this widget beyond the spec (profiles.py widget_rules) */
+  hostRules: Record<string, { refuse: string | null; warn: string[] }>;
   /** the sandbox proxy's origin: the host page frames it and talks to the view only through it */
   sandboxOrigin: string;
   /** the view's origin (the widget's own site), for display */

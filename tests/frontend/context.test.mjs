@@ -105,3 +105,14 @@ for (const name of ["chatgpt", "mcp-apps", "claude"]) {
 test("the SDK's schemas were there to judge", () => {
   assert.ok(schemas && schemas.McpUiHostContextSchema && schemas.McpUiHostCapabilitiesSchema);
 });
+
+test("toolResponseMetadata: ChatGPT's envelope over the result's own _meta keys", () => {
+  const result = { content: [{ type: "text", text: "3 books" }], structuredContent: { n: 3 }, _meta: { month: "June", status: "hidden" } };
+  const envelope = context.toolResponseMetadata(result);
+  assert.equal(envelope.month, "June");
+  assert.equal(envelope.status, "completed", "the envelope's status wins over a _meta key of that name");
+  assert.deepEqual(envelope.call_tool_result, result);
+  assert.deepEqual(envelope.mcp_tool_result, result);
+  assert.equal(context.toolResponseMetadata({ content: [], isError: true }).status, "failed");
+  assert.deepEqual(Object.keys(context.toolResponseMetadata({ content: [] })).sort(), ["call_tool_result", "mcp_tool_result", "status"]);
+});

@@ -8,22 +8,27 @@ const sizing = await import(`${HOST}sizing.js`);
 const modes = await import(`${HOST}modes.js`);
 const catalog = python("from appsdk_cli.host.profiles import profiles_json", "profiles_json()");
 
-test("the tallest a view may be: the caps inline and in pip, what the window gives fullscreen", () => {
-  assert.equal(sizing.maxHeight("inline", 900), 640);
+test("the tallest a view may be: the profile's inline bound (none: undefined), pip's cap, what the window gives fullscreen", () => {
+  assert.equal(sizing.maxHeight("inline", 900, null), undefined);
+  assert.equal(sizing.maxHeight("inline", 900, catalog.profiles.chatgpt.inlineContainer), undefined);
+  assert.equal(sizing.maxHeight("inline", 900, catalog.profiles.claude.inlineContainer), undefined);
+  assert.equal(sizing.maxHeight("inline", 900, { maxHeight: 600 }), 600);
+  assert.equal(sizing.maxHeight("inline", 900, { height: 400 }), 400);
   assert.equal(sizing.maxHeight("pip", 900), 480);
   assert.equal(sizing.maxHeight("fullscreen", 900), 900);
   assert.equal(sizing.maxHeight("fullscreen", 120), 200);
 });
 
-test("ChatGPT's inline container is its probed 400 × at most 768, narrowed to a phone's column", () => {
+test("ChatGPT's inline container: the column's width (at most 768, narrowed to a phone's), the height the view's", () => {
   const inline = catalog.profiles.chatgpt.inlineContainer;
-  assert.deepEqual(inline, { height: 400, maxWidth: 768 });
+  assert.deepEqual(inline, { maxWidth: 768 });
+  assert.equal(catalog.profiles.chatgpt.inlineStartHeight, 400);
   const where = { mode: "inline", fullscreenHeight: 800, inlineContainer: inline };
-  assert.deepEqual(sizing.containerDimensions({ ...where, width: 1024 }), { height: 400, maxWidth: 768 });
-  assert.deepEqual(sizing.containerDimensions({ ...where, width: 390 }), { height: 400, maxWidth: 390 });
+  assert.deepEqual(sizing.containerDimensions({ ...where, width: 1024 }), { maxWidth: 768 });
+  assert.deepEqual(sizing.containerDimensions({ ...where, width: 390 }), { maxWidth: 390 });
   // A frame not laid out yet (width 0) keeps the profile's.
-  assert.deepEqual(sizing.containerDimensions({ ...where, width: 0 }), { height: 400, maxWidth: 768 });
-  assert.deepEqual(inline, { height: 400, maxWidth: 768 }, "the profile's own object is not changed");
+  assert.deepEqual(sizing.containerDimensions({ ...where, width: 0 }), { maxWidth: 768 });
+  assert.deepEqual(inline, { maxWidth: 768 }, "the profile's own object is not changed");
 });
 
 test("a flexible host gives only the width inline; pip and fullscreen are the same for every profile", () => {
@@ -35,29 +40,57 @@ test("a flexible host gives only the width inline; pip and fullscreen are the sa
   assert.deepEqual(sizing.containerDimensions({ ...where, mode: "fullscreen" }), { height: 760, width: 700 });
 });
 
-test("the frame starts low, never under 40 px, and stops at the mode's cap", () => {
+test("what the view is told and what the frame does agree, in every profile", () => {
+  for (const profile of Object.values(catalog.profiles)) {
+    const told = sizing.containerDimensions({ mode: "inline", width: 700, fullscreenHeight: 800, inlineContainer: profile.inlineContainer });
+    const frame = (reported) =>
+      sizing.frameHeight({ mode: "inline", reported, source: "bridge", inlineContainer: profile.inlineContainer, startHeight: profile.inlineStartHeight }).height;
+    if (told.height !== undefined) {
+      assert.equal(frame(120), told.height, `${profile.name}: a fixed container is that tall, whatever the view reports`);
+      assert.equal(frame(1900), told.height, profile.name);
+    } else if (told.maxHeight !== undefined) {
+      assert.equal(frame(300), 300, `${profile.name}: a flexible container follows the view`);
+      assert.equal(frame(told.maxHeight + 500), told.maxHeight, `${profile.name}: up to its maxHeight`);
+    } else {
+      assert.equal(frame(300), 300, `${profile.name}: an unbounded container follows the view`);
+      assert.equal(frame(5000), 5000, profile.name);
+    }
+    assert.equal(frame(null), profile.inlineStartHeight, `${profile.name}: the start before the view reports`);
+  }
+  // A flexible container with a cap, and a fixed one, from a profile that has one (none of the three does today).
+  assert.equal(sizing.frameHeight({ mode: "inline", reported: 900, source: "bridge", inlineContainer: { maxHeight: 600 } }).height, 600);
+  assert.equal(sizing.frameHeight({ mode: "inline", reported: 500, source: "bridge", inlineContainer: { maxHeight: 600 } }).height, 500);
+  assert.deepEqual(sizing.frameHeight({ mode: "inline", reported: 900, source: "bridge", inlineContainer: { height: 400 } }), {
+    height: 400,
+    limit: 400,
+    wanted: 900,
+    runaway: false,
+  });
+});
+
+test("the frame starts at the profile's start, never under 40 px, and pip stops at its cap", () => {
   assert.deepEqual(sizing.frameHeight({ mode: "inline", reported: null, source: null }), {
     height: 150,
-    limit: 640,
+    limit: 8000,
     wanted: 150,
     runaway: false,
   });
+  assert.equal(sizing.frameHeight({ mode: "inline", reported: null, source: null, startHeight: 400 }).height, 400);
   assert.equal(sizing.frameHeight({ mode: "inline", reported: 12, source: "measured" }).height, 40);
-  assert.equal(sizing.frameHeight({ mode: "inline", reported: 2000, source: "openai" }).height, 640);
   assert.equal(sizing.frameHeight({ mode: "pip", reported: 2000, source: "bridge" }).height, 480);
 });
 
-test("a bridge view inline grows to what it reports, up to the limit that stops a resize loop", () => {
+test("an unbounded view grows to what it reports, up to the limit that stops a resize loop", () => {
   assert.deepEqual(sizing.frameHeight({ mode: "inline", reported: 1800, source: "bridge" }), {
     height: 1800,
     limit: 8000,
     wanted: 1800,
     runaway: false,
   });
-  const loop = sizing.frameHeight({ mode: "inline", reported: 120000, source: "bridge" });
+  const loop = sizing.frameHeight({ mode: "inline", reported: 120000, source: "openai" });
   assert.deepEqual(loop, { height: 8000, limit: 8000, wanted: 120000, runaway: true });
-  // Only a height the view reported itself is a runaway: a measured one is merely capped.
-  assert.equal(sizing.frameHeight({ mode: "inline", reported: 120000, source: "measured" }).runaway, false);
+  // Past a flexible profile's maxHeight the view scrolls inside: capped, not a runaway.
+  assert.equal(sizing.frameHeight({ mode: "inline", reported: 2000, source: "bridge", inlineContainer: { maxHeight: 600 } }).runaway, false);
 });
 
 test("a height the widget reports itself wins over the bootstrap's measurement from then on", () => {

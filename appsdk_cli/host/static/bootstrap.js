@@ -186,7 +186,8 @@
   const data = new Set(["toolInput", "toolOutput", "toolResponseMetadata", "widgetState"]);
   const read = new Set();
   // Globals are read live, so a widget that reads window.openai.theme after set_globals sees the new value.
-  for (const key of Object.keys(globals)) {
+  // maxHeight always has its getter: undefined inline where the host bounds nothing, a number once in pip or fullscreen.
+  for (const key of new Set([...Object.keys(globals), "maxHeight"])) {
     const get = () => {
       if (data.has(key) && !read.has(key)) {
         read.add(key);

@@ -4,7 +4,7 @@
 // result, and the requests a view makes (tools/call, resources/*, ui/*).
 
 import { BridgeError, createBridge, logLevelOf, METHOD_NOT_FOUND, negotiateVersion } from "./bridge.js";
-import { hostCapabilities, hostContext } from "./context.js";
+import { hostCapabilities, hostContext, toolResponseMetadata } from "./context.js";
 import { markDeclaredModes, requestDisplayModeFromBridge } from "./controls.js";
 import { downloadAll } from "./files.js";
 import { $, addLog, short } from "./page.js";
@@ -217,7 +217,7 @@ export function approve(host) {
     globals: {
       toolInput: session.arguments,
       toolOutput: session.result.structuredContent ?? null,
-      toolResponseMetadata: session.result._meta ?? null,
+      toolResponseMetadata: toolResponseMetadata(session.result),
     },
   });
   if (bridge.initialized) {
@@ -279,7 +279,7 @@ export function sendResult(host, result) {
   showResult(called);
   toOpenai(host, {
     type: "globals",
-    globals: { toolOutput: called.structuredContent ?? null, toolResponseMetadata: called._meta ?? null },
+    globals: { toolOutput: called.structuredContent ?? null, toolResponseMetadata: toolResponseMetadata(called) },
   });
   if (bridge.initialized && bridge.inputSent) {
     bridge.notify("ui/notifications/tool-result", called);

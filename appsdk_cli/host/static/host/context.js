@@ -124,3 +124,16 @@ export function hostCapabilities(profile, declaredCsp) {
   if (declaredCsp) capabilities.sandbox = { csp: declaredCsp };
   return capabilities;
 }
+
+/**
+ * window.openai.toolResponseMetadata for a tool result: ChatGPT's envelope (status, call_tool_result,
+ * mcp_tool_result: the whole MCP result) over the result's own _meta keys, which stay at the top level
+ * for widgets written to the older reference. host/widget.py `tool_response_metadata` builds the same
+ * for the widget document; the reasons are written there.
+ * @param {McpCallToolResult} result
+ * @returns {Record<string, unknown>}
+ */
+export function toolResponseMetadata(result) {
+  const meta = result._meta && typeof result._meta === "object" ? result._meta : {};
+  return { ...meta, status: result.isError ? "failed" : "completed", call_tool_result: result, mcp_tool_result: result };
+}

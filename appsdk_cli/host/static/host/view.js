@@ -70,7 +70,8 @@ export function contextChanged(host, changed) {
 
 /** @param {Host} host */
 export function maxHeight(host) {
-  return sizing.maxHeight(host.state.displayMode, (host.frame && host.frame.clientHeight) || window.innerHeight);
+  const fullscreenHeight = (host.frame && host.frame.clientHeight) || window.innerHeight;
+  return sizing.maxHeight(host.state.displayMode, fullscreenHeight, profileOf(host).inlineContainer);
 }
 
 /** @param {Host} host */
@@ -92,7 +93,14 @@ export function applyHeight(host) {
     host.page.events.emit("size", { height: frame.clientHeight });
     return;
   }
-  const size = sizing.frameHeight({ mode: state.displayMode, reported: state.reportedHeight, source: state.heightSource });
+  const profile = profileOf(host);
+  const size = sizing.frameHeight({
+    mode: state.displayMode,
+    reported: state.reportedHeight,
+    source: state.heightSource,
+    inlineContainer: profile.inlineContainer,
+    startHeight: profile.inlineStartHeight,
+  });
   if (size.runaway && !state.runawayLogged) {
     state.runawayLogged = true;
     addLog(host.page, "host", "warn", `the widget asked for ${size.wanted} px; the preview stops at ${size.limit} px (a resize loop?)`);
@@ -208,7 +216,7 @@ export function removeView(host, text, className) {
   note.id = "widget";
   note.className = `status ${className}`;
   note.textContent = text;
-  if (host.frame) host.frame.replaceWith(note);
+  $("widget").replaceWith(note);
   if (host.openaiPort) host.openaiPort.close();
   host.openaiPort = null;
   host.frame = null;
@@ -238,13 +246,14 @@ export function documentQuery(host) {
     theme: state.theme,
     displayMode: state.displayMode,
     locale: state.locale,
-    maxHeight: String(maxHeight(host)),
     openai: state.openai ? "1" : "0",
     profile: state.profile,
     device: state.device,
     cdn: state.cdn ? "1" : "0",
     approval: state.approval ? "1" : "0",
   });
+  const tallest = maxHeight(host);
+  if (tallest !== undefined) query.set("maxHeight", String(tallest));
   if (page.run !== null) query.set("run", page.run);
   return query;
 }
@@ -271,6 +280,17 @@ export async function loadWidget(host, wiring) {
   state.runawayLogged = false;
   wiring.modesChanged();
   $("approval-bar").hidden = !state.approval;
+  // A host that would show nothing for this widget (Claude, for a ui.domain it does not derive) shows nothing here.
+  const rules = host.session.hostRules && host.session.hostRules[state.profile];
+  for (const warning of rules ? rules.warn : []) addLog(page, "host", "warn", `${profileOf(host).label}: ${warning}`);
+  if (rules && rules.refuse) {
+    const why = `${profileOf(host).label} shows no widget here: ${rules.refuse}`;
+    addLog(page, "host", "error", why);
+    host.health.errors.push(why);
+    removeView(host, why, "closed");
+    markSettled(page);
+    return {};
+  }
   const frame = document.createElement("iframe");
   host.frame = frame;
   frame.id = "widget";
