@@ -7,6 +7,13 @@ there): the widget loads as a page of its own site (origins.py), not written int
 host only through postMessage, and is under the Content-Security-Policy its resource declares, sent as a
 response header as a real host sends it. The profile and device the page plays (profiles.py) and
 window.openai's file store complete the document.
+
+A document is one view of the call: the inline one, or the modal `window.openai.requestModal` opens
+(modal.js on the host page). The modal's shows the call's template or another `ui://` template the server
+lists, and its `window.openai.view` is `{mode: "modal", params}`: OpenAI's reference names `view` and
+`requestModal({template, params})` without a shape for either, so this follows the peers (Skybridge's and
+MCPJam's hosts: `view.mode`, `view.params`; the modal gets the same toolInput and toolOutput as the inline
+view, and stays in displayMode "inline").
 """
 
 from __future__ import annotations
@@ -16,22 +23,68 @@ import re
 from http import HTTPStatus
 from typing import Any
 
+from appsdk_cli.client import McpClient, ProtocolError
+from appsdk_cli.connection import signed_in
 from appsdk_cli.host import files, profiles
 from appsdk_cli.host.csp import HostCsp
 from appsdk_cli.host.devwidget import vite_page
 from appsdk_cli.host.handler import HttpError, Request, get
 from appsdk_cli.host.run import DEFAULT_RUN, UnknownRun
-from appsdk_cli.host.session import DISPLAY_MODES, THEMES, USER_AGENT
+from appsdk_cli.host.session import DISPLAY_MODES, THEMES, USER_AGENT, PreviewSession, WidgetTemplate, read_template
 from appsdk_cli.host.state import HostState
 from appsdk_cli.host.static import STATIC
 from appsdk_cli.permissions import UnknownMode, decide, parse_mode
+
+VIEW_MODES = ("inline", "modal")
+
+
+def view_of(query: dict[str, str]) -> dict[str, Any]:
+    """window.openai.view for the document: which view it is, and the params requestModal gave a modal."""
+    mode = query.get("view", "inline")
+    if mode not in VIEW_MODES:
+        raise HttpError(HTTPStatus.BAD_REQUEST, f"view must be {' or '.join(VIEW_MODES)}")
+    params = None
+    if mode == "modal" and query.get("viewParams"):
+        try:
+            params = json.loads(query["viewParams"])
+        except ValueError:
+            raise HttpError(HTTPStatus.BAD_REQUEST, "viewParams must be JSON") from None
+        if params is not None and not isinstance(params, dict):
+            raise HttpError(HTTPStatus.BAD_REQUEST, "requestModal: params must be an object")
+    return {"mode": mode, "params": params}
+
+
+def registered_template(preview: PreviewSession, uri: str) -> WidgetTemplate:
+    """A template requestModal names: a `ui://` resource the server lists, read as the call's was. Anything
+    else is refused in one line, since ChatGPT renders only templates the app registered."""
+    if not uri.startswith("ui://"):
+        refused = f"requestModal: template must be a ui:// resource URI, not {uri[:200]!r}"
+        raise HttpError(HTTPStatus.BAD_REQUEST, refused)
+
+    def work(client: McpClient) -> WidgetTemplate:
+        try:
+            resources = client.list_resources()
+        except ProtocolError:
+            resources = []
+        listed = next((r for r in resources if isinstance(r, dict) and r.get("uri") == uri), None)
+        if listed is None:
+            raise HttpError(
+                HTTPStatus.NOT_FOUND, f"requestModal: {uri[:200]} is not a resource {preview.target.description} lists"
+            )
+        meta = listed.get("_meta") if isinstance(listed.get("_meta"), dict) else None
+        return read_template(preview.target, uri, meta, client)
+
+    return signed_in(preview.target, work)
 
 
 def widget_document(host: HostState, query: dict[str, str]) -> tuple[str, str]:
     """The widget's HTML with the host bootstrap injected first, and its CSP header value."""
     run_id = query.get("run", DEFAULT_RUN)
-    template = host.template(run_id)
-    preview, _ = host.view(run_id)
+    view = view_of(query)
+    preview, current = host.view(run_id)
+    named = query.get("template") or current.uri
+    # The call's own template is re-read as every load re-reads it; another is the modal's, read afresh.
+    template = host.template(run_id) if named == current.uri else registered_template(preview, named)
     options = host.options
     theme = query.get("theme") if query.get("theme") in THEMES else options.theme
     mode = query.get("displayMode") if query.get("displayMode") in DISPLAY_MODES else options.display_mode
@@ -49,12 +102,14 @@ def widget_document(host: HostState, query: dict[str, str]) -> tuple[str, str]:
             "locale": query.get("locale") or options.locale,
             "safeArea": {"insets": {"top": 0, "bottom": 0, "left": 0, "right": 0}},
             "userAgent": USER_AGENT,
+            "view": view,
         },
     }
     # Absent where the profile bounds nothing (ChatGPT inline): window.openai.maxHeight is then undefined.
     if query.get("maxHeight", "").isdigit():
         config["globals"]["maxHeight"] = int(query["maxHeight"])
-    vite = vite_page(host.record, preview, template)  # `appsdk dev`'s Vite, for hot module replacement
+    # `appsdk dev`'s Vite, for hot module replacement, serves the call's own template only.
+    vite = vite_page(host.record, preview, template) if named == current.uri else None
     csp = widget_extras(host, query, config, vite.csp(template.csp) if vite else template.csp)
     return inject_bootstrap(vite.page() if vite else template.html, config), csp
 

@@ -128,8 +128,26 @@ interface AppsdkBootstrapConfig {
   parentOrigin: string;
   openai: boolean;
   /** window.openai's globals at load; the host's set_globals messages update them. */
-  globals: Record<string, unknown>;
+  globals: Record<string, unknown> & { view: AppsdkOpenaiView };
 }
+
+/** window.openai.view (host/widget.py: view_of): which view of the widget a document is. OpenAI's
+ * reference gives no shape; this is the peers' (Skybridge's View, MCPJam's renderer). */
+interface AppsdkOpenaiView {
+  mode: "inline" | "modal";
+  /** what requestModal passed; null inline */
+  params: Record<string, unknown> | null;
+}
+
+/** window.openai.requestModal's arguments, as the host reads them (host/modal.js). */
+type AppsdkRequestModalArgs = {
+  /** a ui:// resource the server lists; absent: the call's own template */
+  template?: string;
+  /** window.openai.view.params in the modal */
+  params?: Record<string, unknown>;
+  /** the modal's heading (the template's URI without one) */
+  title?: string;
+};
 
 // ---- what the host page and the bootstrap say to each other over their MessageChannel ------------
 

@@ -167,7 +167,9 @@
     sendFollowUpMessage: (/** @type {Args} */ args) => request("sendFollowUpMessage", args ?? {}),
     openExternal: (/** @type {Args} */ args) => request("openExternal", args ?? {}),
     requestDisplayMode: (/** @type {Args} */ args) => request("requestDisplayMode", args ?? {}),
-    requestModal: (/** @type {Args} */ args) => request("requestModal", args ?? {}),
+    // The host opens a modal of its own with a second view of the widget (host/modal.js); that view's
+    // globals.view is {mode: "modal", params}, this one's {mode: "inline", params: null}.
+    requestModal: (/** @type {AppsdkRequestModalArgs | undefined} */ args) => request("requestModal", args ?? {}),
     requestClose: () => request("requestClose", {}),
     notifyIntrinsicHeight: (/** @type {number} */ height) => post({ type: "notify", method: "notifyIntrinsicHeight", params: { height } }),
     setOpenInAppUrl: (/** @type {Args} */ args) => request("setOpenInAppUrl", args ?? {}),

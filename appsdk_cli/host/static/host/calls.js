@@ -227,15 +227,19 @@ function onBridgeNotification(host, method, p) {
 }
 
 /**
- * A view's endpoint, wired to this host.
+ * A view's endpoint, wired to this host. `own`: what a view answers its own way (a modal closes itself
+ * and keeps its place), ahead of the host's; an own notification handler returns true when it took one.
  * @param {Host} host
  * @param {boolean} held
+ * @param {{ handlers?: Record<string, import("./bridge.js").BridgeHandler>, onNotification?: (method: string, params: Record<string, any>) => boolean }} [own]
  */
-export function bridgeFor(host, held) {
+export function bridgeFor(host, held, own = {}) {
   return createBridge({
     send: (message) => toWidget(host, message),
-    handlers: bridgeHandlers(host),
-    onNotification: (method, params) => onBridgeNotification(host, method, params),
+    handlers: { ...bridgeHandlers(host), ...own.handlers },
+    onNotification: (method, params) => {
+      if (!(own.onNotification && own.onNotification(method, params))) onBridgeNotification(host, method, params);
+    },
     log: (kind, level, message) => addLog(host.page, kind, level, message),
     held,
   });

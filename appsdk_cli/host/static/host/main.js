@@ -16,6 +16,7 @@
 import { approve, cancelTool, reloadView, rerunAndReload, sendPartialInput, sendResult, showResult } from "./calls.js";
 import { initialState } from "./context.js";
 import { fillSelect, remember, setDevice, setDisplayMode, setLocale, setTheme, setTimeZone, syncControls, wireControls } from "./controls.js";
+import { viewFor } from "./modal.js";
 import { connectOpenai, setWidgetStateFromHost } from "./openai.js";
 import { $, addLog, createPage, element, keepTraffic } from "./page.js";
 import { closeWidget, detachedBridge, problems } from "./view.js";
@@ -60,9 +61,10 @@ const preview = Object.assign(page.records, {
 window.appsdkPreview = preview;
 
 window.addEventListener("message", (event) => {
-  // Only the current frame, the sandbox proxy, from its origin; anything else is not our widget.
-  const host = page.host;
-  if (!host || !host.frame || event.source !== host.frame.contentWindow || event.origin !== host.session.sandboxOrigin) return;
+  // Only a current view's frame (the inline one, or the open modal's), the sandbox proxy, from its
+  // origin, and to that view's own channels; anything else is not our widget.
+  const host = viewFor(page.host, event.source);
+  if (!host || !host.frame || event.origin !== host.session.sandboxOrigin) return;
   const data = event.data;
   if (data && data.jsonrpc === "2.0" && data.method === "ui/notifications/sandbox-proxy-ready") {
     // The proxy's own channel: the document goes to it, never to the view's bridge or its traffic.

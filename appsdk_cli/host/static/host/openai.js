@@ -6,6 +6,7 @@ import { callTool, model } from "./calls.js";
 import { exitMode, requestDisplayModeFromOpenai } from "./controls.js";
 import { judgeCspViolation } from "./csp.js";
 import { base64Of, pickFiles } from "./files.js";
+import { closeModal, openModal, otherViews } from "./modal.js";
 import { addLog, element, keepTraffic, short } from "./page.js";
 import { closeWidget, setHeight, toOpenai } from "./view.js";
 
@@ -20,6 +21,11 @@ async function saveWidgetState(host, widgetState) {
   await host.page.api("/api/widget-state", { state: widgetState });
   host.state.widgetState = widgetState;
   host.page.events.emit("widget-state", { state: widgetState });
+  // The inline view and its modal are one widget: each sees the state the other set.
+  for (const other of otherViews(host)) {
+    other.state.widgetState = widgetState;
+    toOpenai(other, { type: "globals", globals: { widgetState } });
+  }
 }
 
 /**
@@ -77,10 +83,7 @@ function openaiMethods(host) {
       return {};
     },
     requestDisplayMode: (p) => requestDisplayModeFromOpenai(host, { mode: p.mode }),
-    requestModal: (p) => {
-      log(`requestModal ${short(p)}`);
-      return {};
-    },
+    requestModal: (p) => openModal(host, p),
     requestClose: () => {
       log("requestClose");
       closeWidget(host, "the widget asked to close (requestClose)");
@@ -108,14 +111,38 @@ function openaiMethods(host) {
 }
 
 /**
- * The bootstrap's port: window.openai's calls and the bootstrap's reports.
+ * What a modal's view answers its own way: requestClose closes the modal (not the inline view), a modal
+ * opens no other, and it keeps its place rather than changing display mode.
  * @param {Host} host
+ * @param {import("./modal.js").Modal} modal
+ * @returns {Record<string, (params: Record<string, any>) => unknown>}
+ */
+function modalMethods(host, modal) {
+  /** @param {string} text */
+  const log = (text) => addLog(host.page, "openai", "info", text);
+  return {
+    requestModal: (p) => openModal(host, p),
+    requestClose: () => {
+      log("requestClose from the modal: it closes");
+      closeModal(modal, "the modal asked to close (requestClose)");
+      return {};
+    },
+    requestDisplayMode: (p) => {
+      log(`requestDisplayMode ${p.mode} from the modal: a modal keeps its place`);
+      return { mode: host.state.displayMode };
+    },
+  };
+}
+
+/**
+ * The bootstrap's port: window.openai's calls and the bootstrap's reports.
+ * @param {Host} host the view the port is from (the inline one, or a modal's)
  * @param {MessagePort} port
  */
 export function connectOpenai(host, port) {
   if (host.openaiPort) host.openaiPort.close();
   host.openaiPort = port;
-  const methods = openaiMethods(host);
+  const methods = { ...openaiMethods(host), ...(host.inModal ? modalMethods(host, host.inModal) : {}) };
   port.onmessage = (event) => onOpenai(host, methods, event.data);
 }
 
@@ -146,7 +173,8 @@ async function onOpenai(host, methods, message) {
   } else if (message.type === "autosize") {
     setHeight(host, message.height, "measured");
   } else if (message.type === "key" && message.key === "Escape") {
-    exitMode(host, "Escape");
+    if (host.inModal) closeModal(host.inModal, "Escape");
+    else exitMode(host, "Escape");
   } else if (message.type === "notify" && message.method === "notifyIntrinsicHeight") {
     setHeight(host, message.params.height, "openai");
   } else if (message.type === "request") {

@@ -29,11 +29,27 @@ export function toWidget(host, message) {
   target.postMessage(message, host.session.sandboxOrigin);
 }
 
+// What the host changes for the whole widget (theme, locale, device, a new result) reaches its open modal
+// too; these are the inline view's own (its place, and widget state, which each view's save shares).
+const INLINE_ONLY = new Set(["displayMode", "maxHeight", "containerDimensions", "widgetState"]);
+
+/**
+ * @template {Record<string, unknown>} T
+ * @param {T} values
+ * @returns {Partial<T> | null} the values the open modal shares, or null if none
+ */
+function forModal(values) {
+  const shared = Object.fromEntries(Object.entries(values).filter(([key]) => !INLINE_ONLY.has(key)));
+  return Object.keys(shared).length > 0 ? /** @type {Partial<T>} */ (shared) : null;
+}
+
 /**
  * @param {Host} host
  * @param {AppsdkOpenaiToWidget} message
  */
 export function toOpenai(host, message) {
+  const shared = host.modal && message.type === "globals" ? forModal(message.globals) : null;
+  if (host.modal && shared) toOpenai(host.modal.view, { type: "globals", globals: shared });
   if (!host.openaiPort) return;
   if (host.state.openai) keepTraffic(host.page, host.page.recorder.record("openai", "host", "widget", message));
   host.openaiPort.postMessage(message);
@@ -45,6 +61,8 @@ export function toOpenai(host, message) {
  * @param {Partial<McpUiHostContext>} changed
  */
 export function contextChanged(host, changed) {
+  const shared = host.modal ? forModal(changed) : null;
+  if (host.modal && shared) contextChanged(host.modal.view, shared);
   if (host.bridge.initialized) host.bridge.notify("ui/notifications/host-context-changed", changed);
 }
 
@@ -203,6 +221,7 @@ export function removeView(host, text, className) {
   host.openaiPort = null;
   host.frame = null;
   $("approval-bar").hidden = true;
+  if (host.modal) host.modal.close("its widget closed"); // a modal goes with the view that opened it
 }
 
 /**
@@ -218,11 +237,34 @@ export async function closeWidget(host, why) {
 }
 
 /**
+ * What /api/widget builds the view's document from: the host's state as it plays it now.
+ * @param {Host} host
+ */
+export function documentQuery(host) {
+  const { state, page } = host;
+  const query = new URLSearchParams({
+    theme: state.theme,
+    displayMode: state.displayMode,
+    locale: state.locale,
+    openai: state.openai ? "1" : "0",
+    profile: state.profile,
+    device: state.device,
+    cdn: state.cdn ? "1" : "0",
+    permissions: state.permissions,
+  });
+  const tallest = maxHeight(host);
+  if (tallest !== undefined) query.set("maxHeight", String(tallest));
+  if (page.run !== null) query.set("run", page.run);
+  return query;
+}
+
+/**
  * A new view: a fresh frame reads the template, with a fresh bridge endpoint and health.
  * @param {Host} host
  * @param {{ bridge: (held: boolean) => import("./bridge.js").Bridge, modesChanged: () => void }} wiring
  */
 export async function loadWidget(host, wiring) {
+  if (host.modal) await host.modal.close("its widget reloaded"); // a modal goes with the view that opened it
   await teardownView(host);
   if (host.openaiPort) host.openaiPort.close();
   host.openaiPort = null;
@@ -254,23 +296,10 @@ export async function loadWidget(host, wiring) {
   frame.id = "widget";
   frame.title = `${host.session.tool.name} widget`;
   frame.setAttribute("sandbox", profileOf(host).sandbox);
-  const query = new URLSearchParams({
-    theme: state.theme,
-    displayMode: state.displayMode,
-    locale: state.locale,
-    openai: state.openai ? "1" : "0",
-    profile: state.profile,
-    device: state.device,
-    cdn: state.cdn ? "1" : "0",
-    permissions: state.permissions,
-  });
-  const tallest = maxHeight(host);
-  if (tallest !== undefined) query.set("maxHeight", String(tallest));
-  if (page.run !== null) query.set("run", page.run);
   // The document goes to the sandbox proxy once it says it is ready (resourceReady); the proxy frames
   // the view's loader, served under the document's CSP by the token.
   /** @type {{ html: string, csp: string, document: string }} */
-  const widgetDocument = await page.api(`/api/widget?${query}`);
+  const widgetDocument = await page.api(`/api/widget?${documentQuery(host)}`);
   host.resource = {
     html: widgetDocument.html,
     sandbox: profileOf(host).sandbox,
