@@ -169,6 +169,7 @@ class Workbench:
                 "locale": self.options.locale,
                 "profile": getattr(self.options, "profile", "chatgpt"),
                 "device": getattr(self.options, "device", "desktop"),
+                "noUi": self.options.no_ui,
             },
             "traffic": self.tracer is not None,
             "lastReload": self._last_reload,
@@ -495,6 +496,7 @@ class Workbench:
                 widget_tools=widget_tools(tools),
                 warnings=warnings,
                 tool_definition=definition,
+                tools=[t for t in tools if isinstance(t, dict)],
             )
             self.host.show(run.id, preview)  # the same id on a re-run: the widget state stays
         else:
@@ -537,6 +539,7 @@ class Workbench:
             widget_tools=widget_tools(tools),
             warnings=warnings,
             tool_definition=definition,
+            tools=[t for t in tools if isinstance(t, dict)],
             pending=True,
         )
         self.host.show(run.id, preview)
