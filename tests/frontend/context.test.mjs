@@ -34,11 +34,12 @@ test("with a bare URL the page plays the command line's defaults", () => {
   assert.equal(state.openai, catalog.profiles[defaults.profile].openai);
   assert.equal(state.cdn, catalog.profiles[defaults.profile].cdnAllowance.length > 0);
   assert.equal(state.approval, false);
+  assert.equal(state.noUi, defaults.no_ui);
   assert.ok(context.isTimeZone(state.timeZone), state.timeZone);
 });
 
 test("the URL's choices win, and what is not valid falls back", () => {
-  const query = "profile=claude&device=mobile&theme=dark&displayMode=fullscreen&locale=nb-NO&tz=Europe/Oslo&openai=1&cdn=0&approval=1";
+  const query = "profile=claude&device=mobile&theme=dark&displayMode=fullscreen&locale=nb-NO&tz=Europe/Oslo&openai=1&cdn=0&approval=1&noui=1";
   const state = context.initialState(new URLSearchParams(query), session, catalog);
   assert.deepEqual(
     { ...state },
@@ -52,6 +53,7 @@ test("the URL's choices win, and what is not valid falls back", () => {
       timeZone: "Europe/Oslo",
       cdn: false,
       approval: true,
+      noUi: true,
       widgetState: null,
       reportedHeight: null,
       heightSource: null,

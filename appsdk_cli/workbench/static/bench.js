@@ -29,6 +29,7 @@
  * @property {boolean} inspector
  * @property {number} [inspectorWidth]
  * @property {boolean} [approval]
+ * @property {boolean} [noUi] a host without widgets: each run's text, no frame (unset: --no-ui decides)
  */
 
 /**
@@ -148,6 +149,7 @@ export function hostOptions(bench) {
     locale: prefs.locale || (bench.info && bench.info.defaults.locale) || "en-US",
     timeZone: prefs.timeZone || Intl.DateTimeFormat().resolvedOptions().timeZone,
     device: prefs.device,
+    noUi: prefs.noUi ?? Boolean(bench.info && bench.info.defaults.noUi),
   };
 }
 

@@ -102,6 +102,11 @@ export function wireControls(bench, setInfo) {
       if (node instanceof HTMLElement) node.hidden = !prefs.approval;
     });
   });
+  on("no-ui", HTMLInputElement, (control) => {
+    prefs.noUi = control.checked;
+    savePrefs(prefs);
+    for (const frame of everyFrame(bench)) frame.reload();
+  });
   on("side-by-side", HTMLInputElement, (control) => {
     prefs.sideBySide = control.checked;
     savePrefs(prefs);
@@ -160,6 +165,7 @@ export function wireControls(bench, setInfo) {
 
   element("side-by-side", HTMLInputElement).checked = prefs.sideBySide;
   element("approval", HTMLInputElement).checked = Boolean(prefs.approval);
+  element("no-ui", HTMLInputElement).checked = hostOptions(bench).noUi;
   element("device", HTMLSelectElement).value = prefs.device;
   element("theme", HTMLSelectElement).value = prefs.theme;
   element("locale", HTMLInputElement).value = prefs.locale;

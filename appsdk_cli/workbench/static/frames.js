@@ -190,6 +190,7 @@ export class HostFrame {
       displayMode: this.mode,
     });
     if (this.bench.prefs.approval) query.set("approval", "1");
+    query.set("noui", options.noUi ? "1" : "0");
     return `/host?${query}`;
   }
 

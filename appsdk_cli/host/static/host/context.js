@@ -16,6 +16,7 @@ import { isHostMode } from "./modes.js";
  * @property {string} timeZone
  * @property {boolean} cdn ChatGPT's CDN allowance
  * @property {boolean} approval tool-input waits for the call's approval
+ * @property {boolean} noUi a host without widgets: no MCP Apps extension offered, no frame (textonly.js)
  * @property {unknown} widgetState
  * @property {number | null} reportedHeight
  * @property {import("./sizing.js").HeightSource | null} heightSource
@@ -64,6 +65,7 @@ export function initialState(params, session, catalog) {
     timeZone: zone && isTimeZone(zone) ? zone : Intl.DateTimeFormat().resolvedOptions().timeZone,
     cdn: params.has("cdn") ? params.get("cdn") !== "0" : chosen.cdnAllowance.length > 0,
     approval: params.get("approval") === "1",
+    noUi: params.has("noui") ? params.get("noui") === "1" : Boolean(defaults.no_ui),
     widgetState: session.widgetState ?? null,
     reportedHeight: null,
     heightSource: null,
@@ -86,6 +88,7 @@ export function rememberedQuery(query, state) {
   kept.set("tz", state.timeZone);
   kept.set("cdn", state.cdn ? "1" : "0");
   kept.set("approval", state.approval ? "1" : "0");
+  kept.set("noui", state.noUi ? "1" : "0");
   return kept;
 }
 

@@ -199,6 +199,7 @@ export function syncControls(host) {
   element("cdn", HTMLInputElement).checked = state.cdn;
   $("cdn-toggle").hidden = profileOf(host).cdnAllowance.length === 0;
   element("approval", HTMLInputElement).checked = state.approval;
+  element("no-ui", HTMLInputElement).checked = state.noUi;
   applyDevice(host);
 }
 
@@ -263,6 +264,7 @@ export function wireControls(host, actions) {
   reloadOn("api", HTMLSelectElement, (target) => (state.openai = target.value === "openai"));
   reloadOn("cdn", HTMLInputElement, (target) => (state.cdn = target.checked));
   reloadOn("approval", HTMLInputElement, (target) => (state.approval = target.checked));
+  reloadOn("no-ui", HTMLInputElement, (target) => (state.noUi = target.checked));
   reloadOn("profile", HTMLSelectElement, (target) => {
     state.profile = target.value;
     state.openai = profileOf(host).openai && !defaults.bridge_only;
