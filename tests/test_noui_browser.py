@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from conftest import RunningServer, serve_fixture, stop
-from preview_helpers import NEEDS_CHROMIUM, widget_view
+from conftest import RunningServer, appsdk, serve_fixture, stop
+from preview_helpers import NEEDS_CHROMIUM, decode_png, widget_view
 
 from appsdk_cli.connection import Target
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
@@ -97,3 +97,11 @@ def test_the_workbench_switch_shows_each_runs_text(page, gated) -> None:
         page.reload()
         page.wait_for_function("() => window.appsdkWorkbench && window.appsdkWorkbench.ready")
         assert page.is_checked("#no-ui")
+
+
+def test_a_screenshot_without_the_ui_is_of_the_text(gated, tmp_path) -> None:
+    out = tmp_path / "text.png"
+    shot = appsdk("preview", "task-board", "--url", gated.url, "--no-ui", "--screenshot", str(out), timeout=120)
+    assert shot.returncode == 0, shot.stderr
+    width, height, _ = decode_png(out.read_bytes())
+    assert width > 300 and 60 < height < 400
