@@ -46,7 +46,8 @@ def test_the_gated_app_shows_its_text_answer_without_a_frame_and_its_widget_with
         shown = text_only(page)
         assert "Open tasks:\n- Book the venue\n- Send the invitations" in shown
         assert "UI capability withheld: no io.modelcontextprotocol/ui offered" in shown
-        assert "The server answered differently" in shown and "its result has other content" in shown
+        assert "The server answered differently: it lists task-board without a widget;" in shown
+        assert "it describes task-board differently" in shown and "its result has other content" in shown
         assert page.locator("iframe").count() == 0 and page.locator("#stage").is_hidden()
         assert page.evaluate("() => window.appsdkPreview.problems()") == []
         # The switch is remembered in the page's URL, like the others.

@@ -96,5 +96,8 @@ def test_tools_shows_the_servers_own_declaration(gated, home):
     answer = json.loads(listed.stdout)
     # mcp's Apps extension declares itself with no settings.
     assert answer["serverUi"] == {} and answer["ui"] is True
+    assert next(t for t in answer["tools"] if t["name"] == "task-board")["_meta"]["ui"]["resourceUri"]
     shown = appsdk("tools", "--url", gated.url, "--no-ui", env=home)
     assert f"the server declares {UI_EXTENSION}" in shown.stdout and "UI withheld" in shown.stdout
+    # Listed to a text-only client without its widget.
+    assert "The open tasks, as a list." in shown.stdout and "widget:" not in shown.stdout
