@@ -242,7 +242,6 @@ export async function loadWidget(host, wiring) {
   wiring.modesChanged();
   if (state.noUi) {
     // No frame at all, not even the page's empty placeholder: a host without widgets makes none.
-    if (!host.frame) host.frame = /** @type {HTMLIFrameElement} */ ($("widget"));
     removeView(host, "", "withheld");
     return showTextOnly(host);
   }
