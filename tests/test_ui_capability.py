@@ -101,3 +101,37 @@ def test_tools_shows_the_servers_own_declaration(gated, home):
     assert f"the server declares {UI_EXTENSION}" in shown.stdout and "UI withheld" in shown.stdout
     # Listed to a text-only client without its widget.
     assert "The open tasks, as a list." in shown.stdout and "widget:" not in shown.stdout
+
+
+# A 2025 server that declares MCP Apps in its initialize result (the 2025-11-25 schema has no
+# capabilities.extensions, but servers written to SEP-1724's forward-compatible shape send it).
+DECLARING_SERVER = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {
+            "protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {
+                "tools": {},
+                "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}},
+            },
+            "serverInfo": {"name": "declaring", "version": "1"},
+        }
+    elif message["method"] == "tools/list":
+        result = {"tools": []}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+def test_tools_reads_the_declaration_from_a_2025_initialize(tmp_path, home):
+    script = tmp_path / "declaring.py"
+    script.write_text(DECLARING_SERVER)
+    command = f'"{sys.executable}" "{script}"'
+    listed = appsdk("tools", "--stdio", command, "--protocol", "2025-11-25", "--json", env=home)
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout)["serverUi"] == {"mimeTypes": [MCP_APP_MIME_TYPE]}
