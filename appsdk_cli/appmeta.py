@@ -17,7 +17,11 @@ INVOKED = "openai/toolInvocation/invoked"
 OPENAI_VISIBILITY = "openai/visibility"
 WIDGET_ACCESSIBLE = "openai/widgetAccessible"
 DEPRECATED_RESOURCE_URI = "ui/resourceUri"  # the flat key from early MCP Apps drafts
-WIDGET_MIME_TYPES = ("text/html;profile=mcp-app", "text/html+skybridge")
+MCP_APP_MIME_TYPE = "text/html;profile=mcp-app"
+WIDGET_MIME_TYPES = (MCP_APP_MIME_TYPE, "text/html+skybridge")
+# The MCP Apps extension (SEP-1865, negotiated under SEP-2133's `capabilities.extensions`): a client that
+# renders widgets lists this id with the MIME types it renders; a server may list it to say it serves apps.
+UI_EXTENSION = "io.modelcontextprotocol/ui"
 DEFAULT_UI_VISIBILITY = ("model", "app")  # MCP Apps: a tool without _meta.ui.visibility
 
 
@@ -30,6 +34,19 @@ class Bridge(StrEnum):
     @property
     def label(self) -> str:
         return "MCP Apps bridge" if self is Bridge.MCP_APPS else "window.openai.callTool"
+
+
+def ui_client_capability() -> dict[str, Any]:
+    """What a host that renders MCP Apps widgets puts under `capabilities.extensions` (a fresh dict)."""
+    return {UI_EXTENSION: {"mimeTypes": [MCP_APP_MIME_TYPE]}}
+
+
+def ui_extension(capabilities: Any) -> dict[str, Any] | None:
+    """The MCP Apps settings in a capabilities object (a client's or a server's), or None when it lists
+    none (ext-apps' `getUiCapability`)."""
+    extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+    settings = extensions.get(UI_EXTENSION) if isinstance(extensions, dict) else None
+    return settings if isinstance(settings, dict) else None
 
 
 def _meta(item: dict[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,8 @@ class Target:
     notify: NotificationSink | None = field(default=None, repr=False, compare=False)
     # Hears every MCP message of the session (--trace): a trace.Tracer, or any (direction, message) callable.
     trace: Any = field(default=None, repr=False, compare=False)
+    # Offer the MCP Apps extension, as a host that renders widgets (--no-ui: a host without widgets).
+    ui: bool = True
 
     @property
     def description(self) -> str:
@@ -139,6 +141,7 @@ def resolve_target(
     elicit: Elicitor | None = None,
     notify: NotificationSink | None = None,
     trace: Any = None,
+    ui: bool = True,
 ) -> Target:
     """--stdio, else `locate_server` (--url, $APPSDK_URL, the running `appsdk dev`, the default URL)."""
     if url and stdio:
@@ -151,7 +154,14 @@ def resolve_target(
         if token is not None:
             raise UsageError("--token goes with an HTTP server, not --stdio")
         return Target(
-            stdio=stdio, source="--stdio", timeout=timeout, protocol=protocol, elicit=elicit, notify=notify, trace=trace
+            stdio=stdio,
+            source="--stdio",
+            timeout=timeout,
+            protocol=protocol,
+            elicit=elicit,
+            notify=notify,
+            trace=trace,
+            ui=ui,
         )
     location = locate_server(url, cwd)
     return Target(
@@ -165,6 +175,7 @@ def resolve_target(
         notify=notify,
         client_id=client_id,
         trace=trace,
+        ui=ui,
     )
 
 
@@ -290,6 +301,7 @@ def _connected(target: Target, token: str | None) -> McpClient:
         on_elicit=target.elicit,
         on_notification=target.notify,
         trace=target.trace,
+        ui=target.ui,
     )
     return client.__enter__()  # the handshake; the transport is closed if it fails
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from appsdk_cli.appmeta import ResourceMeta, ToolMeta, resource_meta, tool_meta
+from appsdk_cli.appmeta import ResourceMeta, ToolMeta, resource_meta, tool_meta, ui_extension
 from appsdk_cli.client import AuthRequired, McpClient, ProtocolError, modern
 from appsdk_cli.client.modern import HEADER_MISMATCH
 from appsdk_cli.client.toolcache import ToolCache, ToolList, cache_key
@@ -109,7 +109,11 @@ def call_tool(
     relinked: set[str] = set()
 
     def work(client: McpClient) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], str]:
-        key = cache_key(target.url, client.era.version, client.authorization) if target.url and client.era else None
+        key = (
+            cache_key(target.url, client.era.version, client.authorization, ui=target.ui)
+            if target.url and client.era
+            else None
+        )
         remembered = cache.get(key) if key else None
         tool = (
             next((t for t in client.admit_tools(remembered.tools) if t.get("name") == name), None)
@@ -236,15 +240,22 @@ class ToolsOutcome:
     eras: Any = None
     # Tools a 2026-07-28 client must leave out (invalid x-mcp-header), with why.
     dropped: dict[str, str] = field(default_factory=dict)
+    # The server's own MCP Apps extension settings (capabilities.extensions, from server/discover or
+    # initialize); None when it declares none, which most servers that serve widgets do not.
+    server_ui: dict[str, Any] | None = None
 
 
 def list_tools(target: Target) -> ToolsOutcome:
     from appsdk_cli.client.probe import probe_eras
 
+    server_ui: dict[str, Any] | None = None
+
     def work(client: McpClient) -> tuple[list[dict[str, Any]], str, dict[str, str]]:
+        nonlocal server_ui
+        server_ui = ui_extension(client.server.capabilities) if client.server else None
         listed = client.list_tools()
         if target.url and client.era:  # the next `appsdk call` can go straight to the tool
-            key = cache_key(target.url, client.era.version, client.authorization)
+            key = cache_key(target.url, client.era.version, client.authorization, ui=target.ui)
             ToolCache().remember(key, ToolList(listed, dict(client.dropped_tools)))
         return listed, client.era.label if client.era else "", dict(client.dropped_tools)
 
@@ -252,7 +263,7 @@ def list_tools(target: Target) -> ToolsOutcome:
     report = None
     if target.url:
         report = probe_eras(target.url, timeout=target.timeout, token=token_for(target), trace=target.trace)
-    return ToolsOutcome(target, tools, [tool_meta(t) for t in tools], era, report, dropped)
+    return ToolsOutcome(target, tools, [tool_meta(t) for t in tools], era, report, dropped, server_ui)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from appsdk_cli.appmeta import ui_client_capability
 from appsdk_cli.client import modern
 from appsdk_cli.client.eras import (
     AUTO,
@@ -89,8 +90,11 @@ class McpClient:
         on_elicit: Elicitor | None = None,
         on_notification: NotificationSink | None = None,
         on_unauthorized: Callable[[AuthRequired], str] | None = None,
+        ui: bool = True,
     ) -> None:
         self.transport = transport
+        # Offer the MCP Apps extension, as a host that renders widgets does (False: play a text-only host).
+        self.ui = ui
         # Given a 401 mid-session, returns a new bearer token (after a sign-in) or raises.
         self.on_unauthorized = on_unauthorized
         self.trace = trace
@@ -280,11 +284,19 @@ class McpClient:
     # --- sending -------------------------------------------------------------------------------------
 
     def _capabilities(self, version: str) -> dict[str, Any]:
-        if self.on_elicit is None:
-            return {}
-        # Form elicitation became its own mode in 2025-11-25; before that the capability was an empty object.
-        newer = version == modern.MODERN_VERSION or version >= "2025-11-25"
-        return {"elicitation": {"form": {}} if newer else {}}
+        """What appsdk offers: in `initialize` (2025 eras), in every request's `_meta` (2026-07-28).
+
+        MCP Apps is offered under `capabilities.extensions` in both: the 2026-07-28 schema defines that
+        field, and the MCP Apps spec (2026-01-26) has 2025-era hosts send it in `initialize` too, which
+        is where the SDKs' `getUiCapability` / `client_supports_apps` read it."""
+        capabilities: dict[str, Any] = {}
+        if self.on_elicit is not None:
+            # Form elicitation became its own mode in 2025-11-25; before that the capability was an empty object.
+            newer = version == modern.MODERN_VERSION or version >= "2025-11-25"
+            capabilities["elicitation"] = {"form": {}} if newer else {}
+        if self.ui:
+            capabilities["extensions"] = ui_client_capability()
+        return capabilities
 
     def _send(self, message: Message, headers: dict[str, str] | None = None) -> Message | None:
         if self.trace:
@@ -684,10 +696,11 @@ def connect(
     on_elicit: Elicitor | None = None,
     on_notification: NotificationSink | None = None,
     on_unauthorized: Callable[[AuthRequired], str] | None = None,
+    ui: bool = True,
 ) -> McpClient:
     """A client for the server at `url` (with a bearer `token` if given), or for the stdio server that
     `stdio` starts (a shell-style command). `eras` remembers what each URL spoke (None: a fresh cache
-    backed by APPSDK_HOME)."""
+    backed by APPSDK_HOME). `ui`: offer the MCP Apps extension (a host that renders widgets)."""
     if stdio is not None:
         from appsdk_cli.client.stdio import StdioTransport
 
@@ -704,4 +717,5 @@ def connect(
         on_elicit=on_elicit,
         on_notification=on_notification,
         on_unauthorized=on_unauthorized,
+        ui=ui,
     )

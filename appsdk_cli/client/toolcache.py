@@ -37,12 +37,13 @@ class ToolList:
     dropped: dict[str, str]  # name -> why it was left out (2026-07-28 x-mcp-header rules)
 
 
-def cache_key(url: str, era_version: str, authorization: str | None) -> str:
-    """One entry per endpoint, era and principal; the token itself is never written down."""
+def cache_key(url: str, era_version: str, authorization: str | None, *, ui: bool = True) -> str:
+    """One entry per endpoint, era, principal and UI capability offered (a server may list other tools to
+    a host without widgets); the token itself is never written down."""
     import hashlib
 
     who = hashlib.sha256(authorization.encode()).hexdigest()[:16] if authorization else "-"
-    return f"{era_version} {who} {url}"
+    return f"{era_version} {who} {url}" if ui else f"{era_version} {who} no-ui {url}"
 
 
 @dataclass

@@ -139,6 +139,18 @@ def _said_when_interrupted(waiting_for: str) -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
+# Every session offers MCP Apps by default: appsdk shows what a server does for ChatGPT and the other
+# hosts that render widgets; --no-ui shows what it does for a host that renders none.
+NoUi = Annotated[
+    bool,
+    typer.Option(
+        "--no-ui",
+        help="Play a host without widgets: do not offer the MCP Apps extension (io.modelcontextprotocol/ui), "
+        "so a server that checks for it answers as it does for a text-only client.",
+    ),
+]
+
+
 def _target(
     url: str | None,
     stdio: str | None,
@@ -205,6 +217,7 @@ def call(
     answer: Answer = None,
     answers: AnswersJson = None,
     trace: TraceFile = None,
+    no_ui: NoUi = False,
 ) -> None:
     """Call a tool and show what ChatGPT would get: status texts, structuredContent, content, widget _meta.
 
@@ -246,6 +259,7 @@ def call(
             elicit=elicitor(given, ask=ask, tool=tool),
             notify=show,
             trace=tracer,
+            ui=not no_ui,
         )
         outcome = remote.call_tool(target, tool, list(arguments or []), args, hints)
     call_result(outcome, as_json=as_json, verbose=verbose)
@@ -263,6 +277,7 @@ def tools(
     client_id: ClientId = None,
     protocol: Protocol = "auto",
     trace: TraceFile = None,
+    no_ui: NoUi = False,
 ) -> None:
     """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility;
     with --verbose, also which protocol eras the server speaks."""
@@ -270,7 +285,8 @@ def tools(
     from appsdk_cli.render.calls import tools_list
 
     with _said_when_interrupted("the tool list"), _tracing(trace) as tracer:
-        outcome = remote.list_tools(_target(url, stdio, timeout, token, protocol, client_id, trace=tracer))
+        target = _target(url, stdio, timeout, token, protocol, client_id, trace=tracer, ui=not no_ui)
+        outcome = remote.list_tools(target)
     tools_list(outcome, as_json=as_json, verbose=verbose)
 
 

@@ -110,6 +110,15 @@ def preview(
             metavar="MODE",
         ),
     ] = DEFAULT_MODE,
+    no_ui: Annotated[
+        bool,
+        typer.Option(
+            "--no-ui",
+            help="Start as a host without widgets: the tool is called again without offering MCP Apps"
+            " (io.modelcontextprotocol/ui), and the page shows the text the model gets instead of a widget"
+            " (the page's No UI switch).",
+        ),
+    ] = False,
     allow_errors: Annotated[
         bool,
         typer.Option("--allow-errors", help="With --screenshot: exit 0 even when the widget failed (still reported)."),
@@ -164,6 +173,7 @@ def preview(
         display_mode=display_mode.value,
         locale=locale,
         bridge_only=bridge_only,
+        no_ui=no_ui,
         profile=profile.value,
         device=device.value,
         permissions=permissions,

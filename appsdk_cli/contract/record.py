@@ -12,7 +12,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from appsdk_cli.appmeta import OPENAI_WIDGET_CSP, OPENAI_WIDGET_DOMAIN, host_read_meta, resource_meta, widget_csp
+from appsdk_cli.appmeta import (
+    OPENAI_WIDGET_CSP,
+    OPENAI_WIDGET_DOMAIN,
+    UI_EXTENSION,
+    host_read_meta,
+    resource_meta,
+    widget_csp,
+)
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.snapshot.model import Snapshot
 
@@ -144,6 +151,8 @@ def record(snapshot: Snapshot) -> dict[str, Any]:
                 "name": snapshot.server_name,
                 "version": snapshot.server_version or None,
                 "instructions": snapshot.instructions,
+                # MCP Apps as the server declares it under capabilities.extensions, when it does.
+                "extensions": {UI_EXTENSION: snapshot.server_ui} if snapshot.server_ui is not None else None,
             }
         ),
         # The newest version of each era: what a host of that era negotiates.

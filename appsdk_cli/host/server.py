@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.host import api, sandbox, widget
+from appsdk_cli.host import api, noui, sandbox, widget
 from appsdk_cli.host.handler import HttpServer, Route, RouteTable
 from appsdk_cli.host.origins import FILES, PROXY, VIEW, Origins
 from appsdk_cli.host.run import LogEntry
@@ -47,7 +47,7 @@ class HostServer(HostState):
         # The sandbox's names are the server's: each server's widgets are a site of their own. Without
         # one (a host not yet bound to a server), a random id still keeps them apart from everything else.
         self.site_id = sandbox_site_id(server) if server else secrets.token_hex(6)
-        self.host_routes = RouteTable(routes, api.ROUTES)
+        self.host_routes = RouteTable(routes, noui.ROUTES, api.ROUTES)
         self.sandbox_routes = {
             PROXY: RouteTable(sandbox.PROXY_ROUTES),
             VIEW: RouteTable(widget.ROUTES),

@@ -9,6 +9,7 @@ a host would refuse them.
 from __future__ import annotations
 
 import base64
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,8 @@ class PreviewOptions:
     locale: str = "en-US"
     # Withhold window.openai, so a portable widget must use the MCP Apps bridge (as in non-ChatGPT hosts).
     bridge_only: bool = False
+    # Play a host without widgets (noui.py): no MCP Apps extension offered, no frame, the text the model gets.
+    no_ui: bool = False
     profile: str = "chatgpt"  # the host played (profiles.py): chatgpt, mcp-apps or claude
     device: str = "desktop"  # desktop, tablet or mobile
     time_zone: str | None = None  # hostContext.timeZone; None: the browser's own
@@ -71,6 +74,9 @@ class PreviewSession:
     # The call is still in flight (the workbench shows the widget at once, as ChatGPT does): the view gets
     # tool-input now and tool-result when the answer comes (PreviewServer.complete_run), or tool-cancelled.
     pending: bool = False
+    # The call as a host without widgets got it (noui.py): the result it was made beside, and the answer.
+    text_only: tuple[dict[str, Any], dict[str, Any]] | None = field(default=None, repr=False)
+    text_only_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def state_key(self) -> str:

@@ -222,9 +222,9 @@ def take_screenshot(
                     page.goto(page_url, timeout=milliseconds)
                     settled = "() => window.appsdkPreview && window.appsdkPreview.settled"
                     page.wait_for_function(settled, timeout=milliseconds)
-                    data = page.locator("#widget").screenshot(
-                        path=str(out), timeout=milliseconds, animations="disabled", **options
-                    )
+                    # The widget's frame; with --no-ui, the text a host without widgets shows instead.
+                    shown = page.locator("#widget:visible, #text-only:visible").first
+                    data = shown.screenshot(path=str(out), timeout=milliseconds, animations="disabled", **options)
                     problems = page.evaluate("() => window.appsdkPreview.problems()")
                 finally:
                     browser.close()

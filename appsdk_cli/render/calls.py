@@ -65,6 +65,8 @@ def call_result(outcome: CallOutcome, *, as_json: bool, verbose: bool = False) -
     # The protocol era is for someone debugging the wire; a newcomer reads it as noise.
     era = f", protocol {escape(outcome.era)}" if outcome.era and verbose else ""
     console.print(f"{header} [dim]on {escape(outcome.target.description)}{era}[/]", soft_wrap=True)
+    if not outcome.target.ui:
+        console.print("  [cyan]UI withheld[/] (--no-ui): what a host without widgets gets", soft_wrap=True)
     if tool.invoking or tool.invoked:
         console.print(
             f"  [cyan]invoking:[/] {escape(tool.invoking or '-')}  [cyan]invoked:[/] {escape(tool.invoked or '-')}",
@@ -101,7 +103,16 @@ def interrupted(waiting_for: str) -> None:
 def tools_list(outcome: ToolsOutcome, *, as_json: bool, verbose: bool = False) -> None:
     if as_json:
         eras = outcome.eras.as_json() if outcome.eras is not None else None
-        json_line({"tools": outcome.tools, "era": outcome.era, "eras": eras, "dropped": outcome.dropped})
+        json_line(
+            {
+                "tools": outcome.tools,
+                "era": outcome.era,
+                "eras": eras,
+                "dropped": outcome.dropped,
+                "ui": outcome.target.ui,
+                "serverUi": outcome.server_ui,
+            }
+        )
         return
     from appsdk_cli.render.console import escape
 
@@ -266,6 +277,24 @@ def _eras_lines(console: Any, outcome: ToolsOutcome, *, verbose: bool) -> None:
             f"[yellow]left out {escape(name)}[/]: 2026-07-28 clients drop it ({escape(why)}); see `appsdk check`",
             soft_wrap=True,
         )
+    _ui_lines(console, outcome)
+
+
+def _ui_lines(console: Any, outcome: ToolsOutcome) -> None:
+    """Whether this listing is a widget host's, and whether the server says it serves MCP Apps."""
+    import json
+
+    from appsdk_cli.appmeta import UI_EXTENSION
+    from appsdk_cli.render.console import escape
+
+    if not outcome.target.ui:
+        console.print(
+            f"[cyan]UI withheld[/] (--no-ui): listed for a host without widgets (no {UI_EXTENSION} offered)",
+            soft_wrap=True,
+        )
+    if outcome.server_ui is not None:
+        settings = json.dumps(outcome.server_ui, separators=(",", ":"))
+        console.print(f"[cyan]MCP Apps:[/] the server declares {UI_EXTENSION} {escape(settings)}", soft_wrap=True)
 
 
 def _other_eras(outcome: ToolsOutcome) -> list[str]:

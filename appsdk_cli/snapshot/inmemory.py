@@ -41,6 +41,13 @@ async def collect(
     import anyio
     import mcp_types as types
     from mcp import Client
+    from mcp.client import advertise
+
+    from appsdk_cli.appmeta import UI_EXTENSION, ui_client_capability, ui_extension
+
+    # Offered as live mode's client offers it (a widget host), so a server that gates its widgets on it
+    # shows them in both modes.
+    offered = [advertise(UI_EXTENSION, ui_client_capability()[UI_EXTENSION])]
 
     async def bounded(label: str, work: Callable[[], Awaitable[Any]]) -> Any:
         step(label)
@@ -49,8 +56,9 @@ async def collect(
 
     # The 2025 handshake (mode="legacy") is what appsdk's own client speaks in live mode, so both modes
     # see the same shapes.
-    async with Client(server, mode="legacy") as client:
+    async with Client(server, mode="legacy", extensions=offered) as client:
         info = client.server_info
+        capabilities = client.server_capabilities.model_dump(by_alias=True, exclude_none=True, mode="json")
         snapshot = Snapshot(
             mode="path",
             server=description,
@@ -58,6 +66,7 @@ async def collect(
             server_version=info.version if info else "",
             instructions=client.instructions,
             protocol_versions=[client.protocol_version],
+            server_ui=ui_extension(capabilities),
         )
         for method, key, into in (
             (client.list_tools, "tools", snapshot.tools),
@@ -103,9 +112,13 @@ async def collect(
     from appsdk_cli.client.modern import MODERN_VERSION
 
     with contextlib.suppress(Exception):
-        async with Client(server, mode=MODERN_VERSION) as modern:
+        async with Client(server, mode=MODERN_VERSION, extensions=offered) as modern:
             await bounded("listing tools in 2026-07-28", lambda: modern.list_tools())
             snapshot.protocol_versions.append(MODERN_VERSION)
+            if snapshot.server_ui is None:
+                # The 2025-11-25 schema has no capabilities.extensions: a server declares it in server/discover.
+                discovered = modern.server_capabilities.model_dump(by_alias=True, exclude_none=True, mode="json")
+                snapshot.server_ui = ui_extension(discovered)
     return snapshot
 
 

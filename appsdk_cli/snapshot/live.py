@@ -8,6 +8,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
+from appsdk_cli.appmeta import ui_extension
 from appsdk_cli.client import AuthRequired, ProtocolError
 from appsdk_cli.connection import Target, session
 from appsdk_cli.errors import AppsdkError
@@ -98,6 +99,7 @@ def _collect(target: Target, *, call_tools: bool, calling: CallWatcher | None) -
             server_version=info.version if info else "",
             instructions=info.instructions if info else None,
             protocol_versions=[info.protocol_version] if info else [],
+            server_ui=ui_extension(info.capabilities) if info else None,
             tools=client.list_tools(),
             resources=client.list_resources(),
         )

@@ -41,6 +41,10 @@ class Snapshot:
     auth: dict[str, Any] = field(default_factory=dict)
     # The server's `instructions` from initialize (None when it sends none), for the submission rules.
     instructions: str | None = None
+    # The server's own MCP Apps declaration (capabilities.extensions["io.modelcontextprotocol/ui"], from
+    # server/discover or initialize); None when it makes none. Collected offering the UI extension, as a
+    # widget host does, so a server that gates its widgets on it shows them.
+    server_ui: dict[str, Any] | None = None
 
     # Live mode only (see checks/eras.py): the era the check ran in, what each era answered, the tools a
     # 2026-07-28 client must leave out (name -> why), and the modern methods answered without resultType.

@@ -175,6 +175,7 @@ class Workbench:
                 "profile": getattr(self.options, "profile", "chatgpt"),
                 "device": getattr(self.options, "device", "desktop"),
                 "permissions": self.options.permissions,
+                "noUi": self.options.no_ui,
             },
             "traffic": self.tracer is not None,
             "lastReload": self._last_reload,
@@ -520,7 +521,7 @@ class Workbench:
                 widget_tools=widget_tools(tools),
                 warnings=warnings,
                 tool_definition=definition,
-                tools=tools,  # a widget's call asks first or not by its tool's annotations
+                tools=[t for t in tools if isinstance(t, dict)],  # its annotations say whether a widget call asks
             )
             self.host.show(run.id, preview)  # the same id on a re-run: the widget state stays
         else:
@@ -580,7 +581,7 @@ class Workbench:
             widget_tools=widget_tools(tools),
             warnings=warnings,
             tool_definition=definition,
-            tools=tools,  # a widget's call asks first or not by its tool's annotations
+            tools=[t for t in tools if isinstance(t, dict)],  # its annotations say whether a widget call asks
             pending=True,
         )
         self.host.show(run.id, preview)

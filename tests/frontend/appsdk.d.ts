@@ -69,6 +69,7 @@ interface AppsdkPreviewDefaults {
   display_mode: McpUiDisplayMode;
   locale: string;
   bridge_only: boolean;
+  no_ui: boolean;
   profile: string;
   device: string;
   time_zone: string | null;
@@ -275,7 +276,7 @@ interface AppsdkWorkbenchInfo {
   serverInfo: { name?: string; version?: string } | null;
   dev: boolean;
   sandboxOrigin: string;
-  defaults: { theme: string; displayMode: string; locale: string; profile: string; device: string; permissions: AppsdkPermissionMode };
+  defaults: { theme: string; displayMode: string; locale: string; profile: string; device: string; permissions: AppsdkPermissionMode; noUi?: boolean };
   traffic: boolean;
   lastReload: unknown;
   /** appsdk dev: whether the app imports now, and why not */

@@ -41,11 +41,12 @@ test("with a bare URL the page plays the command line's defaults", () => {
   assert.equal(state.cdn, catalog.profiles[defaults.profile].cdnAllowance.length > 0);
   assert.equal(state.permissions, defaults.permissions);
   assert.equal(state.approval, permissions[defaults.permissions].ask);
+  assert.equal(state.noUi, defaults.no_ui);
   assert.ok(context.isTimeZone(state.timeZone), state.timeZone);
 });
 
 test("the URL's choices win, and what is not valid falls back", () => {
-  const query = "profile=claude&device=mobile&theme=dark&displayMode=fullscreen&locale=nb-NO&tz=Europe/Oslo&openai=1&cdn=0&permissions=always";
+  const query = "profile=claude&device=mobile&theme=dark&displayMode=fullscreen&locale=nb-NO&tz=Europe/Oslo&openai=1&cdn=0&permissions=always&noui=1";
   const state = context.initialState(new URLSearchParams(query), session, catalog);
   assert.deepEqual(
     { ...state },
@@ -60,6 +61,7 @@ test("the URL's choices win, and what is not valid falls back", () => {
       cdn: false,
       permissions: "always",
       approval: true,
+      noUi: true,
       widgetState: null,
       reportedHeight: null,
       heightSource: null,

@@ -29,6 +29,7 @@
  * @property {boolean} inspector
  * @property {number} [inspectorWidth]
  * @property {string} [permissions] ChatGPT's permission mode the frames play; "" or absent: the server's default
+ * @property {boolean} [noUi] a host without widgets: each run's text, no frame (unset: --no-ui decides)
  */
 
 /**
@@ -149,6 +150,7 @@ export function hostOptions(bench) {
     timeZone: prefs.timeZone || Intl.DateTimeFormat().resolvedOptions().timeZone,
     device: prefs.device,
     permissions: prefs.permissions || (bench.info && bench.info.defaults.permissions) || "never",
+    noUi: prefs.noUi ?? Boolean(bench.info && bench.info.defaults.noUi),
   };
 }
 

@@ -99,6 +99,11 @@ export function wireControls(bench, setInfo) {
     savePrefs(prefs);
     for (const frame of everyFrame(bench)) frame.reload();
   });
+  on("no-ui", HTMLInputElement, (control) => {
+    prefs.noUi = control.checked;
+    savePrefs(prefs);
+    for (const frame of everyFrame(bench)) frame.reload();
+  });
   on("side-by-side", HTMLInputElement, (control) => {
     prefs.sideBySide = control.checked;
     savePrefs(prefs);
@@ -157,6 +162,7 @@ export function wireControls(bench, setInfo) {
 
   element("side-by-side", HTMLInputElement).checked = prefs.sideBySide;
   element("permissions", HTMLSelectElement).value = hostOptions(bench).permissions;
+  element("no-ui", HTMLInputElement).checked = hostOptions(bench).noUi;
   element("device", HTMLSelectElement).value = prefs.device;
   element("theme", HTMLSelectElement).value = prefs.theme;
   element("locale", HTMLInputElement).value = prefs.locale;

@@ -198,6 +198,7 @@ export class HostFrame {
       displayMode: this.mode,
     });
     query.set("permissions", options.permissions);
+    query.set("noui", options.noUi ? "1" : "0");
     return `/host?${query}`;
   }
 

@@ -17,6 +17,7 @@ import { isHostMode } from "./modes.js";
  * @property {boolean} cdn ChatGPT's CDN allowance
  * @property {AppsdkPermissionMode} permissions ChatGPT's permission mode the host plays
  * @property {boolean} approval tool-input waits for the call's approval (the mode asks about the tool)
+ * @property {boolean} noUi a host without widgets: no MCP Apps extension offered, no frame (textonly.js)
  * @property {unknown} widgetState
  * @property {number | null} reportedHeight
  * @property {import("./sizing.js").HeightSource | null} heightSource
@@ -85,6 +86,7 @@ export function initialState(params, session, catalog) {
     cdn: params.has("cdn") ? params.get("cdn") !== "0" : chosen.cdnAllowance.length > 0,
     permissions,
     approval: permissionFor(session, permissions).ask,
+    noUi: params.has("noui") ? params.get("noui") === "1" : Boolean(defaults.no_ui),
     widgetState: session.widgetState ?? null,
     reportedHeight: null,
     heightSource: null,
@@ -107,6 +109,7 @@ export function rememberedQuery(query, state) {
   kept.set("tz", state.timeZone);
   kept.set("cdn", state.cdn ? "1" : "0");
   kept.set("permissions", state.permissions);
+  kept.set("noui", state.noUi ? "1" : "0");
   return kept;
 }
 

@@ -200,6 +200,7 @@ export function syncControls(host) {
   $("cdn-toggle").hidden = profileOf(host).cdnAllowance.length === 0;
   element("permissions", HTMLSelectElement).value = state.permissions;
   describeApproval(host);
+  element("no-ui", HTMLInputElement).checked = state.noUi;
   applyDevice(host);
 }
 
@@ -278,6 +279,7 @@ export function wireControls(host, actions) {
     state.approval = permissionFor(host.session, state.permissions).ask;
     describeApproval(host);
   });
+  reloadOn("no-ui", HTMLInputElement, (target) => (state.noUi = target.checked));
   reloadOn("profile", HTMLSelectElement, (target) => {
     state.profile = target.value;
     state.openai = profileOf(host).openai && !defaults.bridge_only;

@@ -5,6 +5,7 @@
 import { createBridge } from "./bridge.js";
 import * as sizing from "./sizing.js";
 import { $, addLog, keepTraffic } from "./page.js";
+import { hideTextOnly, showTextOnly } from "./textonly.js";
 
 const TEARDOWN_WAIT_MS = 1500;
 
@@ -139,6 +140,7 @@ export function dataProblem(host) {
   }
   if ((bridge.initialized && bridge.resultSent) || health.read.size > 0) return null;
   if (bridge.held) return null; // waiting for approval is not a fault of the widget
+  if (host.state.noUi) return null; // a host without widgets shows none: nothing to take the data
   return host.state.openai
     ? "the widget never read its data: it neither completed ui/initialize nor read window.openai.toolOutput/toolInput"
     : "the widget never completed ui/initialize, so it never got its data (window.openai was withheld)";
@@ -259,7 +261,8 @@ export function documentQuery(host) {
 }
 
 /**
- * A new view: a fresh frame reads the template, with a fresh bridge endpoint and health.
+ * A new view: a fresh frame reads the template, with a fresh bridge endpoint and health; with the UI
+ * withheld (state.noUi), the text a host without widgets shows instead (textonly.js).
  * @param {Host} host
  * @param {{ bridge: (held: boolean) => import("./bridge.js").Bridge, modesChanged: () => void }} wiring
  */
@@ -279,6 +282,12 @@ export async function loadWidget(host, wiring) {
   state.heightSource = null;
   state.runawayLogged = false;
   wiring.modesChanged();
+  if (state.noUi) {
+    // No frame at all, not even the page's empty placeholder: a host without widgets makes none.
+    removeView(host, "", "withheld");
+    return showTextOnly(host);
+  }
+  hideTextOnly();
   $("approval-bar").hidden = !state.approval;
   // A host that would show nothing for this widget (Claude, for a ui.domain it does not derive) shows nothing here.
   const rules = host.session.hostRules && host.session.hostRules[state.profile];
