@@ -333,3 +333,61 @@ def test_the_workbench_makes_a_call_its_mode_asks_about_only_once_approved(notes
 
         # The host's own default (never) asks about nothing.
         settle(bench, bench.start_run("delete-note", {"note": "b3"}).id, "done")
+
+
+# --- `appsdk preview TOOL` under a mode that asks: the tool is not called before Approve ------------------
+
+
+@NEEDS_CHROMIUM
+def test_preview_makes_a_call_its_mode_asks_about_only_once_approved(page, notes_app) -> None:
+    before = counted_by_the_server(notes_app.url).get("delete-note", 0)
+    session = prepare(Target(url=notes_app.url), "delete-note", ["note=n7"], permissions="changes")
+    assert session.deferred and session.pending
+    server = PreviewServer(session, PreviewOptions(permissions="changes")).start()
+    try:
+        # Held: ChatGPT asks before it runs the tool.
+        assert counted_by_the_server(notes_app.url).get("delete-note", 0) == before
+        view = open_page(page, server)
+        assert widget_input(view) == "none yet"
+        assert counted_by_the_server(notes_app.url).get("delete-note", 0) == before
+        page.click("#approve")
+        view.wait_for_function("() => document.getElementById('input').textContent.includes('n7')")
+        page.wait_for_function("() => window.appsdkPreview.log.some((e) => e.message.includes('runs now'))")
+        view.wait_for_function("() => window.openai && window.openai.toolOutput !== null", timeout=15_000)
+        assert counted_by_the_server(notes_app.url)["delete-note"] == before + 1
+        assert view.evaluate("() => window.openai.toolResponseMetadata.status") == "completed"
+    finally:
+        server.close()
+
+
+def counted_by_the_server(url: str) -> dict[str, int]:
+    """The fixture's own counts, asked by a client of its own (the host's API would hold the ask itself)."""
+    from appsdk_cli.remote import call_tool
+
+    return call_tool(Target(url=url), "count", []).result["structuredContent"]
+
+
+@NEEDS_CHROMIUM
+def test_preview_makes_a_held_call_once_the_page_switches_to_a_mode_that_does_not_ask(page, notes_app) -> None:
+    before = counted_by_the_server(notes_app.url).get("delete-note", 0)
+    session = prepare(Target(url=notes_app.url), "delete-note", ["note=n8"], permissions="always")
+    server = PreviewServer(session, PreviewOptions(permissions="always")).start()
+    try:
+        view = open_page(page, server)
+        assert widget_input(view) == "none yet"
+        assert counted_by_the_server(notes_app.url).get("delete-note", 0) == before
+        page.select_option("#permissions", "never")
+        page.wait_for_function("() => window.appsdkPreview.log.some((e) => e.message.includes('runs now'))")
+        # The new view, loaded after the call was made, has the result in its document.
+        page.wait_for_function(
+            "() => window.appsdkPreview.log.some((e) => e.message.endsWith('→ tool-input, tool-result'))"
+        )
+        view_frame(page).wait_for_function("() => window.openai && window.openai.toolOutput !== null", timeout=15_000)
+        assert counted_by_the_server(notes_app.url)["delete-note"] == before + 1
+    finally:
+        server.close()
+
+
+def test_preview_calls_at_once_what_the_mode_does_not_ask_about(notes_app) -> None:
+    session = prepare(Target(url=notes_app.url), "list-notes", ["folder=inbox"], permissions="changes")
+    assert not session.deferred and session.result.get("structuredContent") is not None

@@ -185,7 +185,7 @@ def preview(
             _serve_workbench(bench, open_browser=not no_open)
         preview_stopped()
         return
-    session = prepare(target, tool, list(arguments or []), args, locale=locale)
+    session = prepare(target, tool, list(arguments or []), args, locale=locale, permissions=permissions)
     for message in session.warnings:
         warning(message)
 

@@ -262,6 +262,7 @@ def rerun(host: HostState, run_id: str) -> dict[str, Any]:
 
     result = without_tool_crash(signed_in(preview.target, work))
     preview.result = run.result = result
+    preview.pending = preview.deferred = False  # a call held for approval is made now
     return result
 
 

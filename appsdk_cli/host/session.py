@@ -74,6 +74,9 @@ class PreviewSession:
     # The call is still in flight (the workbench shows the widget at once, as ChatGPT does): the view gets
     # tool-input now and tool-result when the answer comes (PreviewServer.complete_run), or tool-cancelled.
     pending: bool = False
+    # The call is not made yet: the permission mode asks first (permissions.py), as ChatGPT asks before it
+    # runs the tool. The view shows with tool-input held; approving makes the call (/api/rerun).
+    deferred: bool = False
     # The call as a host without widgets got it (noui.py): the result it was made beside, and the answer.
     text_only: tuple[dict[str, Any], dict[str, Any]] | None = field(default=None, repr=False)
     text_only_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)

@@ -218,6 +218,7 @@ class HostState:
             "arguments": preview.arguments,
             "result": preview.result,
             "pending": preview.pending,
+            "deferred": preview.deferred,
             # Whether the run's own call waits for approval under each permission mode (permissions.py).
             "permissions": {mode: d.as_json() for mode, d in decisions(preview.tool_definition).items()},
             "template": {

@@ -11,6 +11,7 @@ from appsdk_cli.appmeta import crash_hint, tool_crash, without_tool_crash
 from appsdk_cli.connection import Target, session
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.host.session import PreviewSession, listing_meta, read_template, template_warnings, widget_tools
+from appsdk_cli.permissions import DEFAULT_MODE, decide
 from appsdk_cli.remote import call_tool, request_meta
 
 
@@ -21,8 +22,16 @@ def prepare(
     args_json: str | None = None,
     *,
     locale: str | None = None,
+    permissions: str = DEFAULT_MODE,
 ) -> PreviewSession:
-    """Call the tool as ChatGPT would, then fetch its widget and the tools the widget may call."""
+    """Call the tool as ChatGPT would, then fetch its widget and the tools the widget may call.
+
+    When the permission mode asks before this tool (permissions.py), the tool is not called: as in
+    ChatGPT, the widget shows with its input held, and approving it in the page makes the call."""
+    if permissions != DEFAULT_MODE:
+        held = _held_for_approval(target, tool_name, words, args_json, permissions)
+        if held is not None:
+            return held
     outcome = call_tool(target, tool_name, words, args_json, request_meta(locale=locale))
     uri = outcome.tool.template
     if not uri:
@@ -59,4 +68,45 @@ def prepare(
         warnings=warnings,
         tool_definition=definition or {"name": tool_name, "inputSchema": {"type": "object"}},
         tools=[t for t in tools if isinstance(t, dict)],
+    )
+
+
+def _held_for_approval(
+    target: Target, tool_name: str, words: list[str], args_json: str | None, mode: str
+) -> PreviewSession | None:
+    """The session of a call the mode asks about, with its arguments checked but the tool not called;
+    None when the mode lets it run (or the tool is not listed: call_tool then says so as usual)."""
+    import time
+
+    from appsdk_cli.appmeta import tool_meta
+    from appsdk_cli.schemawalk import Budget
+    from appsdk_cli.toolargs import build_arguments
+
+    with session(target) as client:
+        tools = client.list_tools()
+        definition = next((t for t in tools if isinstance(t, dict) and t.get("name") == tool_name), None)
+        if definition is None or not decide(mode, definition).ask:
+            return None
+        meta = tool_meta(definition)
+        uri = meta.template
+        if not uri:
+            return None  # no widget: call_tool's path says there is nothing to preview
+        listed = listing_meta(client, uri)
+    deadline = time.monotonic() + target.timeout
+    arguments = build_arguments(
+        tool_name, definition.get("inputSchema"), words, args_json, budget=Budget(deadline=deadline)
+    )
+    template = read_template(target, uri, listed)
+    return PreviewSession(
+        target=target,
+        tool=meta,
+        arguments=arguments,
+        result={"content": []},
+        template=template,
+        widget_tools=widget_tools(tools),
+        warnings=template_warnings(template),
+        tool_definition=definition,
+        tools=[t for t in tools if isinstance(t, dict)],
+        pending=True,
+        deferred=True,
     )

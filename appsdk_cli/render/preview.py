@@ -22,6 +22,12 @@ def preview_serving(session: PreviewSession, page_url: str, view_origin: str) ->
         f" [dim]from {escape(session.target.description)}[/]",
         soft_wrap=True,
     )
+    if session.deferred:
+        console.print(
+            f"[yellow]{escape(session.tool.name)} is held for approval[/] (the permission mode asks first, as"
+            " ChatGPT does): it runs when you approve it in the page",
+            soft_wrap=True,
+        )
     console.print("Open:")
     # The URL alone on its line, unstyled, so it copies cleanly and scripts can pick it up.
     console.print(page_url, soft_wrap=True, markup=False, highlight=False)

@@ -100,6 +100,8 @@ interface AppsdkSession {
   result: McpCallToolResult;
   /** The call is still in flight: tool-result follows when the workbench sends it. */
   pending: boolean;
+  /** the call is not made yet: the permission mode asks first; approving makes it (/api/rerun) */
+  deferred: boolean;
   /** Whether the run's own call waits for approval, under each permission mode. */
   permissions: Record<AppsdkPermissionMode, AppsdkPermissionDecision>;
   template: {

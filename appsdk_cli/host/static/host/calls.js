@@ -283,11 +283,47 @@ export function approve(host) {
     },
   });
   if (bridge.initialized) {
-    addLog(host.page, "bridge", "info", "approved → tool-input, tool-result");
+    addLog(host.page, "bridge", "info", session.deferred ? "approved → tool-input (the call runs now)" : "approved → tool-input, tool-result");
     sendInput(host);
   }
   host.timing.changedAt = performance.now();
+  runDeferredCall(host);
   return { approved: true };
+}
+
+/**
+ * The call the permission mode held back (session.deferred: `appsdk preview` did not make it), made now
+ * that it is approved, or that the mode no longer asks. The session takes its result; true once it did.
+ * @param {Host} host
+ */
+async function makeDeferredCall(host) {
+  const { session } = host;
+  if (!session.deferred || host.deferredCall) return false;
+  host.deferredCall = true;
+  addLog(host.page, "host", "info", `${session.tool.name} runs now: it was held for approval`);
+  try {
+    const { result } = await host.page.api("/api/rerun", {});
+    Object.assign(session, { result, pending: false, deferred: false });
+    showResult(result);
+    return true;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    addLog(host.page, "host", "error", `${session.tool.name} failed after approval: ${message}`);
+    cancelTool(host, `the call failed: ${message}`);
+    return false;
+  } finally {
+    host.deferredCall = false;
+  }
+}
+
+/**
+ * Approved in the live view: the held call is made and its result reaches the view as a new result.
+ * @param {Host} host
+ */
+async function runDeferredCall(host) {
+  const wasDeferred = host.session.deferred;
+  if (await makeDeferredCall(host)) sendResult(host, host.session.result);
+  else if (wasDeferred) host.session.pending = true;
 }
 
 /**
@@ -360,6 +396,9 @@ export function sendResult(host, result) {
  * @param {Host} host
  */
 export async function reloadView(host) {
+  // A call held back for approval that the mode (switched since) no longer asks about: made first, so the
+  // new view's document carries its result, as a view of a call made at once does.
+  if (host.session.deferred && !host.state.approval) await makeDeferredCall(host);
   const loaded = await loadWidget(host, { bridge: (held) => bridgeFor(host, held), modesChanged: () => markDeclaredModes(host) });
   if (host.bridge.held) {
     // The run's own call waits for the user (its permission mode asks about the tool): so does tool-input.

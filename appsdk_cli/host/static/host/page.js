@@ -47,6 +47,7 @@ import { createTrafficRecorder } from "./traffic.js";
  * @property {Health} health
  * @property {{ loadedAt: number | null, changedAt: number }} timing for "settled"
  * @property {boolean} loaded a view was loaded at least once
+ * @property {boolean} [deferredCall] the call held for approval is being made now (calls.js runDeferredCall)
  * @property {import("./modal.js").Modal | null} [modal] the modal this view opened (requestModal), while open
  * @property {import("./modal.js").Modal} [inModal] on a modal's own view: the modal it shows in
  */
