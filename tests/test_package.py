@@ -121,7 +121,20 @@ def test_chatgpt_steps_are_said_once_and_the_readme_has_them(tmp_path: Path):
         assert stale not in everything + readme + docs, stale
 
 
-COMMANDS = ["new", "dev", "call", "tools", "resources", "read", "check", "preview", "tunnel", "app-server"]
+COMMANDS = [
+    "new",
+    "dev",
+    "call",
+    "tools",
+    "resources",
+    "read",
+    "check",
+    "preview",
+    "tunnel",
+    "app-server",
+    "mcp",
+    "skill",
+]
 APPS_COMMANDS = ["add", "remove", "list", "installed", "read"]
 
 
@@ -162,7 +175,7 @@ def test_root_help_groups_every_command_once_under_build_run_inspect_ship():
     registered = [c.name or c.callback.__name__ for c in app.registered_commands] + [
         g.typer_instance.info.name for g in app.registered_groups
     ]
-    assert sorted(names) == sorted(registered) and len(names) == 16, names
+    assert sorted(names) == sorted(registered) and len(names) == 18, names
     assert "Commands:" not in root  # no command is left outside a panel
 
 
