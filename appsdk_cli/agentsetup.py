@@ -133,8 +133,8 @@ def registration(agent: Agent, command: str | None = None) -> str:
 
     Codex: a [mcp_servers.NAME] table with command and args in ~/.codex/config.toml (or a trusted project's
     .codex/config.toml), or `codex mcp add NAME -- COMMAND ARGS` (developers.openai.com/codex/mcp).
-    Claude Code: `claude mcp add NAME -- COMMAND ARGS` (--scope project writes .mcp.json, whose mcpServers
-    entry is command + args) (code.claude.com/docs/en/mcp).
+    Claude Code: `claude mcp add NAME -- COMMAND ARGS`; --scope user for every project, --scope project
+    writes .mcp.json, whose mcpServers entry is command + args (hasmcp.com/glossary/mcp.json).
     """
     command = command or appsdk_command()
     if agent is Agent.CODEX:
