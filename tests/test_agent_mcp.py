@@ -313,3 +313,64 @@ def test_a_root_reached_through_a_symlink_still_admits_its_own_files(project_wit
         inside(root, "../real2")
     with pytest.raises(OutsideProject):
         inside(root, "nul\x00l")
+
+
+def _raw_session(argv: list[str], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each message written to a stdio server, and every answer read back in order (notifications get none)."""
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
+    answers = []
+    try:
+        for message in messages:
+            process.stdin.write((json.dumps(message) + "\n").encode())
+            process.stdin.flush()
+            if "id" in message:
+                answers.append(json.loads(process.stdout.readline()))
+    finally:
+        process.stdin.close()
+        process.wait(timeout=30)
+    return answers
+
+
+def test_the_front_answers_the_handshake_exactly_as_the_sdk_would(root: Path):
+    """`appsdk mcp` answers initialize and tools/list before the SDK has loaded (front.py); those answers
+    must be the SDK server's own, for every handshake version, and the session it then hands over must
+    be the one negotiated (no second initialize answer, tools still callable)."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from appsdk_cli.agentserver import front
+
+    assert tuple(HANDSHAKE_PROTOCOL_VERSIONS) == front.HANDSHAKE_VERSIONS
+    sdk_only = [
+        sys.executable,
+        "-c",
+        "import sys; from pathlib import Path; from appsdk_cli.agentserver.server import serve_stdio;"
+        " serve_stdio(Path(sys.argv[1]))",
+        str(root),
+    ]
+    fronted = [sys.executable, "-m", "appsdk_cli", "mcp", str(root)]
+    for version in front.HANDSHAKE_VERSIONS:
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+        }
+        session = [
+            hello,
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
+            {
+                "jsonrpc": "2.0",
+                "id": "three",
+                "method": "tools/call",
+                "params": {"name": "dev_status", "arguments": {}},
+            },
+            {"jsonrpc": "2.0", "id": 4, "method": "ping"},
+        ]
+        plain, quick = _raw_session(sdk_only, session), _raw_session(fronted, session)
+        assert [a["id"] for a in quick] == [1, 2, "three", 4]
+        assert plain[0]["result"] == quick[0]["result"] == front.initialize_result(version), version
+        assert plain[1]["result"] == quick[1]["result"] == front.tools_result(), version
+        assert quick[2]["result"]["structuredContent"]["running"] is False
+        assert plain[2]["result"]["structuredContent"] == quick[2]["result"]["structuredContent"]

@@ -7,7 +7,8 @@ Drivable without the CLI:
     serve_stdio(Path("book-club"))               # what `appsdk mcp` runs
 
 tools.py holds each tool (schemas, honest annotations, the capability it runs; no MCP SDK), confine.py the
-rule that keeps every path argument inside the project, server.py the MCP wiring on stdio or loopback HTTP.
+rule that keeps every path argument inside the project, server.py the MCP wiring on stdio or loopback HTTP,
+front.py the stdio handshake answered before the SDK has loaded.
 Importing this package loads no MCP SDK: server.py does, when a server is built.
 """
 
@@ -24,7 +25,7 @@ def build_server(root: Path, *, timeout: float = 30.0) -> Any:
 
 
 def serve_stdio(root: Path, *, timeout: float = 30.0) -> None:
-    from appsdk_cli.agentserver.server import serve_stdio as serve
+    from appsdk_cli.agentserver.front import serve
 
     serve(root, timeout=timeout)
 

@@ -9,10 +9,12 @@ run inside an event loop); progress crosses back to the loop as notifications/pr
 from __future__ import annotations
 
 import base64
+import io
 import json
 import traceback
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import anyio.from_thread
@@ -21,15 +23,8 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from appsdk_cli import __version__
-from appsdk_cli.agentserver.tools import BY_NAME, TOOLS, Answer, Workspace
+from appsdk_cli.agentserver.tools import BY_NAME, INSTRUCTIONS, TOOLS, Answer, Workspace
 from appsdk_cli.errors import AppsdkError
-
-INSTRUCTIONS = (
-    "appsdk's own tools for building a ChatGPT app (an MCP server with HTML widgets) in this project. The loop: "
-    "scaffold_app once, then keep `appsdk dev` running in a terminal, and after each change read dev_status, "
-    "call_tool, check (fix every error; each finding names its rule, location and fix), screenshot the widget, "
-    "and before a release contract_snapshot / contract_compare. Paths are relative to the project."
-)
 
 
 def build_server(root: Path, *, timeout: float = 30.0) -> Server[Any]:
@@ -125,8 +120,68 @@ async def _serve_stdio(server: Server[Any]) -> None:
 
 
 def serve_stdio(root: Path, *, timeout: float = 30.0) -> None:
-    """Serve on stdin/stdout until the client closes stdin."""
+    """Serve on stdin/stdout until the client closes stdin, the SDK answering everything (front.py answers
+    the handshake sooner; this is the plain way, for a caller that has its own streams claimed)."""
     anyio.run(_serve_stdio, build_server(root, timeout=timeout))
+
+
+class _Incoming:
+    """The lines front.py read (the initialize first), then the rest of the wire: what stdio_server reads."""
+
+    def __init__(self, replay: list[bytes], incoming: BinaryIO) -> None:
+        self._replay = replay
+        self._incoming = incoming
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        for line in self._replay:
+            yield line.decode("utf-8", "replace")
+        # The same buffered reader front.py read from: whatever it buffered past its last line comes next.
+        rest = anyio.wrap_file(io.TextIOWrapper(self._incoming, encoding="utf-8", errors="replace"))
+        async for line in rest:
+            yield line
+
+
+class _Outgoing:
+    """The wire out, less the SDK's answer to the replayed initialize (front.py answered it already)."""
+
+    def __init__(self, outgoing: BinaryIO, answered: Any) -> None:
+        self._outgoing = outgoing
+        self._answered = answered
+        self._dropping = answered is not None
+
+    async def write(self, text: str) -> None:
+        if self._dropping:
+            try:
+                message = json.loads(text)
+            except ValueError:
+                message = None
+            if isinstance(message, dict) and message.get("id") == self._answered and "method" not in message:
+                self._dropping = False
+                return
+        self._outgoing.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        self._outgoing.flush()
+
+
+async def _serve_wire(server: Server[Any], incoming: Any, outgoing: Any) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server(incoming, outgoing) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve_wire(
+    root: Path, incoming: BinaryIO, outgoing: BinaryIO, replay: list[bytes], answered: Any, *, timeout: float = 30.0
+) -> None:
+    """Take over a stdio connection front.py began: `replay` the lines it read, drop the answer to the
+    initialize it already `answered` (its id; None when it answered none), serve until stdin closes."""
+    anyio.run(
+        _serve_wire, build_server(root, timeout=timeout), _Incoming(replay, incoming), _Outgoing(outgoing, answered)
+    )
 
 
 def http_app(root: Path, *, host: str, timeout: float = 30.0) -> Any:

@@ -19,6 +19,13 @@ from typing import Any
 from appsdk_cli.agentserver.confine import inside
 from appsdk_cli.errors import AppsdkError
 
+INSTRUCTIONS = (
+    "appsdk's own tools for building a ChatGPT app (an MCP server with HTML widgets) in this project. The loop: "
+    "scaffold_app once, then keep `appsdk dev` running in a terminal, and after each change read dev_status, "
+    "call_tool, check (fix every error; each finding names its rule, location and fix), screenshot the widget, "
+    "and before a release contract_snapshot / contract_compare. Paths are relative to the project."
+)
+
 # (done, total, message): reported as notifications/progress when the client sent a progressToken.
 Progress = Callable[[float, float | None, str], None]
 
