@@ -265,8 +265,13 @@ async def test_screenshot_returns_the_widget_as_an_image_block_and_the_host_log(
             shot = await agent.call_tool(
                 "screenshot", {"path": "book-club", "tool": "list-books", "arguments": {"month": "June"}}
             )
+            # The second shot is taken in the browser the first one started (kept for the session).
+            again = await agent.call_tool("screenshot", {"path": "book-club", "tool": "list-books", "theme": "dark"})
     finally:
         stop(dev)
+    assert not again.is_error, text_of(again)
+    dark = next(block for block in again.content if block.type == "image")
+    assert base64.b64decode(dark.data)[:8] == b"\x89PNG\r\n\x1a\n"
     assert not shot.is_error, text_of(shot)
     images = [block for block in shot.content if block.type == "image"]
     assert len(images) == 1 and images[0].mime_type == "image/png"

@@ -27,9 +27,10 @@ from appsdk_cli.agentserver.tools import BY_NAME, INSTRUCTIONS, TOOLS, Answer, W
 from appsdk_cli.errors import AppsdkError
 
 
-def build_server(root: Path, *, timeout: float = 30.0) -> Server[Any]:
-    """The server for one project: every path argument must resolve inside `root`."""
-    space = Workspace(root.resolve(), timeout)
+def build_server(root: Path, *, timeout: float = 30.0, space: Workspace | None = None) -> Server[Any]:
+    """The server for one project: every path argument must resolve inside `root`. Pass `space` to close
+    what it keeps (the screenshot browser) when the server ends."""
+    space = space or Workspace(root.resolve(), timeout)
     listed = types.ListToolsResult(
         tools=[
             types.Tool.model_validate(
@@ -122,7 +123,11 @@ async def _serve_stdio(server: Server[Any]) -> None:
 def serve_stdio(root: Path, *, timeout: float = 30.0) -> None:
     """Serve on stdin/stdout until the client closes stdin, the SDK answering everything (front.py answers
     the handshake sooner; this is the plain way, for a caller that has its own streams claimed)."""
-    anyio.run(_serve_stdio, build_server(root, timeout=timeout))
+    space = Workspace(root.resolve(), timeout)
+    try:
+        anyio.run(_serve_stdio, build_server(root, space=space))
+    finally:
+        space.kept.close()
 
 
 class _Incoming:
@@ -179,12 +184,15 @@ def serve_wire(
 ) -> None:
     """Take over a stdio connection front.py began: `replay` the lines it read, drop the answer to the
     initialize it already `answered` (its id; None when it answered none), serve until stdin closes."""
-    anyio.run(
-        _serve_wire, build_server(root, timeout=timeout), _Incoming(replay, incoming), _Outgoing(outgoing, answered)
-    )
+    space = Workspace(root.resolve(), timeout)
+    server = build_server(root, space=space)
+    try:
+        anyio.run(_serve_wire, server, _Incoming(replay, incoming), _Outgoing(outgoing, answered))
+    finally:
+        space.kept.close()
 
 
-def http_app(root: Path, *, host: str, timeout: float = 30.0) -> Any:
+def http_app(root: Path, *, host: str, timeout: float = 30.0, space: Workspace | None = None) -> Any:
     """The streamable-HTTP ASGI app at /mcp, with DNS-rebinding protection: loopback Hosts and Origins only."""
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -195,7 +203,8 @@ def http_app(root: Path, *, host: str, timeout: float = 30.0) -> Any:
         allowed_hosts=list(LOOPBACK_HOST_PATTERNS),
         allowed_origins=list(LOOPBACK_ORIGIN_PATTERNS),
     )
-    return build_server(root, timeout=timeout).streamable_http_app(host=host, transport_security=security)
+    server = build_server(root, timeout=timeout, space=space)
+    return server.streamable_http_app(host=host, transport_security=security)
 
 
 def serve_http(root: Path, *, host: str, port: int, timeout: float = 30.0) -> None:
@@ -206,5 +215,9 @@ def serve_http(root: Path, *, host: str, port: int, timeout: float = 30.0) -> No
 
     if not is_loopback_host(host):
         raise AppsdkError(f"appsdk mcp serves on loopback only; {host!r} is not a loopback host")
-    config = uvicorn.Config(http_app(root, host=host, timeout=timeout), host=host, port=port, log_level="warning")
-    uvicorn.Server(config).run()
+    space = Workspace(root.resolve(), timeout)
+    app = http_app(root, host=host, space=space)
+    try:
+        uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
+    finally:
+        space.kept.close()

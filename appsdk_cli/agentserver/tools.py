@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,12 +31,36 @@ INSTRUCTIONS = (
 Progress = Callable[[float, float | None, str], None]
 
 
+class Kept:
+    """What one server keeps from call to call: the Chromium its screenshots are taken in (a second shot then
+    costs no browser start). Closed when the server ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._browser: Any = None
+
+    def browser(self, chromium: str) -> Any:
+        from appsdk_cli.preview.screenshot import KeptBrowser, this_process_sandbox
+
+        with self._lock:
+            if self._browser is None:
+                self._browser = KeptBrowser(chromium, this_process_sandbox())
+            return self._browser
+
+    def close(self) -> None:
+        with self._lock:
+            browser, self._browser = self._browser, None
+        if browser is not None:
+            browser.close()
+
+
 @dataclass(frozen=True)
 class Workspace:
     """The project `appsdk mcp` was started for: every path argument must resolve inside `root`."""
 
     root: Path
     timeout: float = 30.0
+    kept: Kept = field(default_factory=Kept, compare=False, repr=False)
 
     def app(self, arguments: dict[str, Any]) -> Path:
         """The app folder a tool works on: `path` (default: the root itself), inside the root."""
@@ -446,7 +471,7 @@ CHECK = ToolSpec(
 
 def _screenshot(space: Workspace, arguments: dict[str, Any], progress: Progress) -> Answer:
     from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-    from appsdk_cli.preview.screenshot import screenshot_requirements, take_screenshot, this_process_sandbox
+    from appsdk_cli.preview.screenshot import screenshot_requirements
 
     name = str(arguments["tool"])
     chromium = screenshot_requirements()  # before the call: a missing browser costs no round trip
@@ -460,13 +485,7 @@ def _screenshot(space: Workspace, arguments: dict[str, Any], progress: Progress)
     with tempfile.TemporaryDirectory(prefix="appsdk-mcp-") as folder:
         out = Path(folder) / "widget.png"
         with PreviewServer(session, options) as server:
-            shot = take_screenshot(
-                server.page_url(screenshot=True),
-                out,
-                chromium=chromium,
-                sandbox=this_process_sandbox(),
-                timeout=space.timeout,
-            )
+            shot = space.kept.browser(chromium).take(server.page_url(screenshot=True), out, timeout=space.timeout)
             log = [{"kind": e.kind, "level": e.level, "message": e.message} for e in server.log]
         data = out.read_bytes()
     progress(3, 3, "rendered")
