@@ -63,6 +63,11 @@ def start_dev(project: Path) -> tuple[subprocess.Popen, str]:
     return process, f"http://127.0.0.1:{port}/mcp"
 
 
+def status_file(project: Path) -> dict[str, Any]:
+    """What `appsdk dev` last wrote to the project's status file."""
+    return json.loads((project / ".appsdk" / "status.json").read_text())
+
+
 def text_of(result: Any) -> str:
     return "\n".join(block.text for block in result.content if block.type == "text")
 
@@ -136,7 +141,7 @@ async def test_the_loop_scaffold_status_call_check_and_contract_through_a_real_c
             server_py.write_text(good + "\ndef broken(:\n", encoding="utf-8")
 
             def import_error() -> dict[str, Any] | None:
-                status = json.loads((project / ".appsdk" / "status.json").read_text())
+                status = status_file(project)
                 return status["lastImportError"]
 
             wait_until(import_error, "the import error in the status file")
@@ -149,6 +154,32 @@ async def test_the_loop_scaffold_status_call_check_and_contract_through_a_real_c
             wait_until(lambda: import_error() is None, "the import error cleared by a good reload")
             healed = (await agent.call_tool("dev_status", {"path": "book-club"})).structured_content
             assert healed["appOk"] is True and healed["lastReload"]["files"] == ["server.py"]
+
+            # A tool that raises: the call comes back as the app's isError, dev_status names the file and line.
+            raising = '    when = f" for {month}" if month else ""\n'
+            crash_line = good[: good.index(raising)].count("\n") + 1
+            server_py.write_text(good.replace(raising, "    raise KeyError(month)\n", 1), encoding="utf-8")
+            wait_until(
+                lambda: status_file(project)["lastReload"]["at"] > healed["lastReload"]["at"],
+                "the reload of the raising tool",
+            )
+            crashed = await agent.call_tool("call_tool", {"path": "book-club", "tool": "list-books"})
+            assert not crashed.is_error and crashed.structured_content["isError"] is True
+            crash = wait_until(
+                lambda: status_file(project)["lastToolCrash"],
+                "the tool crash in the status file",
+            )
+            assert crash["tool"] == "list-books" and "KeyError" in crash["summary"]
+            assert crash["file"] == "server.py" and crash["line"] == crash_line, crash
+            assert (await agent.call_tool("dev_status", {"path": "book-club"})).structured_content[
+                "lastToolCrash"
+            ] == crash
+            crashed_at = status_file(project)["lastReload"]["at"]
+            server_py.write_text(good, encoding="utf-8")
+            wait_until(
+                lambda: status_file(project)["lastReload"]["at"] > crashed_at,
+                "the reload of the good tool",
+            )
 
             checked = await agent.call_tool("check", {"path": "book-club"})
             assert not checked.is_error, text_of(checked)
