@@ -241,8 +241,8 @@ async def test_a_path_outside_the_project_is_refused_as_one_error_line(root: Pat
 
 
 def test_http_mode_serves_on_loopback_only(root: Path):
-    assert appsdk("mcp", str(root), "--port", "0", "--host", "0.0.0.0").returncode == 2
-    refused = appsdk("mcp", str(root), "--port", "0", "--host", "192.168.1.1")
+    assert appsdk("mcp", str(root), "--port", "8765", "--host", "0.0.0.0").returncode == 2
+    refused = appsdk("mcp", str(root), "--port", "8765", "--host", "192.168.1.1")
     assert refused.returncode == 2 and "loopback" in refused.stderr
     port = free_port()
     process = subprocess.Popen(

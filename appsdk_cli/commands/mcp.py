@@ -20,7 +20,7 @@ def mcp(
     port: Annotated[
         int | None,
         typer.Option(
-            "--port", "-p", min=0, max=65535, help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio."
+            "--port", "-p", min=1, max=65535, help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio."
         ),
     ] = None,
     host: Annotated[
