@@ -410,3 +410,20 @@ def test_the_front_answers_the_handshake_exactly_as_the_sdk_would(root: Path):
         assert plain[1]["result"] == quick[1]["result"] == front.tools_result(), version
         assert quick[2]["result"]["structuredContent"]["running"] is False
         assert plain[2]["result"]["structuredContent"] == quick[2]["result"]["structuredContent"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("mode", "era"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+async def test_both_protocol_eras_over_stdio(root: Path, mode: str, era: str, anyio_backend):
+    """A 2026-07-28 client skips the handshake the front answers: the SDK takes the first request itself."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "appsdk_cli", "mcp", str(root)], env=dict(os.environ)
+    )
+    async with Client(params, mode=mode) as client:
+        tools = await client.list_tools()
+        status = await client.call_tool("dev_status", {})
+        assert client.protocol_version == era
+    assert len(tools.tools) == 8 and not status.is_error and status.structured_content["running"] is False
