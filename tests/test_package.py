@@ -48,6 +48,9 @@ def test_wheel_carries_the_scaffolds(tmp_path: Path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "appsdk_cli/scaffolds/book-club/server.py" in names
     assert "appsdk_cli/scaffolds/book-club/widgets/book-list.html" in names
+    # appsdk's skill for coding agents, and the AGENTS.md every new app gets that points to it.
+    assert "appsdk_cli/agent-skills/appsdk/SKILL.md" in names
+    assert "appsdk_cli/scaffolds/book-club/AGENTS.md" in names
     # The preview's host page and widget bootstrap are package data: `appsdk preview` needs them installed.
     for static in ("host.html", "host/main.js", "host/bridge.js", "host.css", "bootstrap.js"):
         assert f"appsdk_cli/host/static/{static}" in names
@@ -83,6 +86,18 @@ def test_wheel_carries_the_scaffolds(tmp_path: Path):
     )
     assert made.returncode == 0, made.stderr
     assert (work / "demo" / "widgets" / "book-list.html").is_file()
+    home = tmp_path / "home"
+    home.mkdir()
+    skill = subprocess.run(
+        [sys.executable, "-m", "appsdk_cli", "skill", "install", "--claude"],
+        cwd=work,
+        env={**env, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+    )
+    assert skill.returncode == 0, skill.stderr
+    shipped = target / "appsdk_cli" / "agent-skills" / "appsdk" / "SKILL.md"
+    assert (home / ".claude" / "skills" / "appsdk" / "SKILL.md").read_text() == shipped.read_text()
 
 
 def _bash_blocks(text: str) -> list[str]:
