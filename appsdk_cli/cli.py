@@ -17,9 +17,11 @@ from appsdk_cli.commands.build import build, types
 from appsdk_cli.commands.call import call, read, resources, tools
 from appsdk_cli.commands.check import check
 from appsdk_cli.commands.dev import dev
+from appsdk_cli.commands.mcp import mcp
 from appsdk_cli.commands.new import new
 from appsdk_cli.commands.plugin import plugin
 from appsdk_cli.commands.preview import preview
+from appsdk_cli.commands.skill import skill
 from appsdk_cli.commands.snapshot import snapshot
 from appsdk_cli.commands.tunnel import tunnel
 from appsdk_cli.helptext import PANELS, GroupedCommands
@@ -80,6 +82,9 @@ app.command(short_help="Lint the app against ChatGPT's and the MCP Apps rules.",
 app.command(short_help="Record the release contract: what ChatGPT freezes at review.", rich_help_panel=SHIP)(snapshot)
 app.add_typer(plugin, short_help="Ship the app as a plugin: init, check, pack, install --codex.", rich_help_panel=SHIP)
 app.add_typer(apps, short_help="The local apps registry: add, remove, list, installed, read.", rich_help_panel=SHIP)
+# For coding agents: appsdk's own tools over MCP, and the skill that teaches the loop.
+app.command(short_help="Serve appsdk's tools to a coding agent over MCP (stdio, or --port).", rich_help_panel=RUN)(mcp)
+app.add_typer(skill, short_help="Install appsdk's skill for Codex or Claude Code.", rich_help_panel=BUILD)
 app.command("app-server", short_help="Serve the Codex app/* methods on stdio (JSONL).", rich_help_panel=SHIP)(
     app_server
 )

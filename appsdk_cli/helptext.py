@@ -67,6 +67,9 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "apps installed": ("appsdk apps installed --refresh",),
     "apps read": ("appsdk apps read books --tools", "appsdk apps read books shelf --json"),
     "app-server": ("appsdk app-server < requests.jsonl",),
+    "mcp": ("appsdk mcp --print-config claude", "appsdk mcp ~/apps --port 8765"),
+    "skill": ("appsdk skill install", "appsdk skill install --claude --project"),
+    "skill install": ("appsdk skill install", "appsdk skill install --claude --project"),
 }
 
 # The root's command list, in these panels and this order (each command names its panel, typer's

@@ -245,6 +245,12 @@ _REACT_EDITS: dict[str, list[tuple[str, str]]] = {
         ),
     ],
     "pyproject.toml": [('"widgets"]', '"web/dist"]')],
+    "AGENTS.md": [
+        (
+            "- `widgets/book-list.html`: the widget, one hand-written HTML file.\n",
+            "- `web/`: the widget in React + TypeScript (Vite); `appsdk dev` rebuilds `web/dist/index.html` on save.\n",
+        )
+    ],
     "tests/test_server.py": [
         (
             '        assert "window.openai" in content.text and "ui/initialize" in content.text\n',

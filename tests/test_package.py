@@ -48,6 +48,9 @@ def test_wheel_carries_the_scaffolds(tmp_path: Path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "appsdk_cli/scaffolds/book-club/server.py" in names
     assert "appsdk_cli/scaffolds/book-club/widgets/book-list.html" in names
+    # appsdk's skill for coding agents, and the AGENTS.md every new app gets that points to it.
+    assert "appsdk_cli/agent-skills/appsdk/SKILL.md" in names
+    assert "appsdk_cli/scaffolds/book-club/AGENTS.md" in names
     # The preview's host page and widget bootstrap are package data: `appsdk preview` needs them installed.
     for static in ("host.html", "host/main.js", "host/bridge.js", "host.css", "bootstrap.js"):
         assert f"appsdk_cli/host/static/{static}" in names
@@ -83,6 +86,18 @@ def test_wheel_carries_the_scaffolds(tmp_path: Path):
     )
     assert made.returncode == 0, made.stderr
     assert (work / "demo" / "widgets" / "book-list.html").is_file()
+    home = tmp_path / "home"
+    home.mkdir()
+    skill = subprocess.run(
+        [sys.executable, "-m", "appsdk_cli", "skill", "install", "--claude"],
+        cwd=work,
+        env={**env, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+    )
+    assert skill.returncode == 0, skill.stderr
+    shipped = target / "appsdk_cli" / "agent-skills" / "appsdk" / "SKILL.md"
+    assert (home / ".claude" / "skills" / "appsdk" / "SKILL.md").read_text() == shipped.read_text()
 
 
 def _bash_blocks(text: str) -> list[str]:
@@ -121,7 +136,20 @@ def test_chatgpt_steps_are_said_once_and_the_readme_has_them(tmp_path: Path):
         assert stale not in everything + readme + docs, stale
 
 
-COMMANDS = ["new", "dev", "call", "tools", "resources", "read", "check", "preview", "tunnel", "app-server"]
+COMMANDS = [
+    "new",
+    "dev",
+    "call",
+    "tools",
+    "resources",
+    "read",
+    "check",
+    "preview",
+    "tunnel",
+    "app-server",
+    "mcp",
+    "skill",
+]
 APPS_COMMANDS = ["add", "remove", "list", "installed", "read"]
 
 
@@ -162,7 +190,7 @@ def test_root_help_groups_every_command_once_under_build_run_inspect_ship():
     registered = [c.name or c.callback.__name__ for c in app.registered_commands] + [
         g.typer_instance.info.name for g in app.registered_groups
     ]
-    assert sorted(names) == sorted(registered) and len(names) == 16, names
+    assert sorted(names) == sorted(registered) and len(names) == 18, names
     assert "Commands:" not in root  # no command is left outside a panel
 
 

@@ -46,8 +46,11 @@ class DevSession:
     """One `appsdk dev`: run() serves until stop() (or Ctrl-C on the main thread), then closes every part."""
 
     def __init__(self, config: SessionConfig, observer: Observer) -> None:
+        from appsdk_cli.devserver.status import StatusRecorder
+
         self.config = config
-        self._observer = observer
+        # What the terminal shows is also kept in .appsdk/status.json, for an agent (`appsdk mcp`).
+        self._observer = StatusRecorder(config.server.project, observer)
         self._lock = threading.Lock()
         self._stop_requested = False
         self.supervisor: Supervisor | None = None

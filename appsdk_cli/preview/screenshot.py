@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import queue
 import shutil
 import signal
 import struct
@@ -24,6 +25,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from appsdk_cli.errors import AppsdkError, UsageError
 
@@ -197,8 +199,6 @@ def take_screenshot(
     by `out`'s extension), and report what went wrong inside the widget."""
     kind = image_type(out)
     check_playwright()
-    from playwright.sync_api import Error as PlaywrightError
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     out = out.expanduser().resolve()
@@ -218,34 +218,127 @@ def take_screenshot(
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(**launch_options(chromium, sandbox), timeout=milliseconds)
                 try:
-                    page = browser.new_page(viewport=VIEWPORT)
-                    page.goto(page_url, timeout=milliseconds)
-                    settled = "() => window.appsdkPreview && window.appsdkPreview.settled"
-                    page.wait_for_function(settled, timeout=milliseconds)
-                    # The widget's frame; with --no-ui, the text a host without widgets shows instead.
-                    shown = page.locator("#widget:visible, #text-only:visible").first
-                    data = shown.screenshot(path=str(out), timeout=milliseconds, animations="disabled", **options)
-                    problems = page.evaluate("() => window.appsdkPreview.problems()")
+                    data, problems = _capture(browser, page_url, out, options, milliseconds)
                 finally:
                     browser.close()
         except Exception as problem:
             if interrupt.asked:  # the driver was stopped on purpose: whatever it broke is the interrupt
                 _discard_if_written(out, earlier)
                 raise KeyboardInterrupt from None
-            if isinstance(problem, PlaywrightTimeout):
-                raise AppsdkError(f"the widget did not finish rendering within {timeout:g} s") from None
-            if isinstance(problem, PlaywrightError):
-                first = (str(problem).strip().splitlines() or ["unknown error"])[0]
-                raise AppsdkError(f"Chromium ({chromium}) failed: {first}", detail=str(problem)) from None
-            raise
+            _raise_as_appsdk_error(problem, chromium, timeout)
         if interrupt.asked:  # Ctrl-C came as the image was saved: stopping means no image
             _discard_if_written(out, earlier)
             raise KeyboardInterrupt
     # Only now: on any other way out, a call left pending on the driver's pipe is reported later, at exit.
     logging.getLogger("asyncio").removeFilter(quiet)
+    return _screenshot(out, kind, chromium, data, problems)
+
+
+def _capture(
+    browser: Any, page_url: str, out: Path, options: dict[str, object], milliseconds: float
+) -> tuple[bytes, Any]:
+    """One shot in a running browser: the host page in a new page, until the widget settles; the widget
+    frame saved to `out`, and the problems the host page counted."""
+    page = browser.new_page(viewport=VIEWPORT)
+    try:
+        page.goto(page_url, timeout=milliseconds)
+        settled = "() => window.appsdkPreview && window.appsdkPreview.settled"
+        page.wait_for_function(settled, timeout=milliseconds)
+        # The widget's frame; with --no-ui, the text a host without widgets shows instead.
+        shown = page.locator("#widget:visible, #text-only:visible").first
+        data = shown.screenshot(path=str(out), timeout=milliseconds, animations="disabled", **options)
+        problems = page.evaluate("() => window.appsdkPreview.problems()")
+    finally:
+        with contextlib.suppress(Exception):  # a browser already gone: the failure above is the one to tell
+            page.close()
+    return data, problems
+
+
+def _raise_as_appsdk_error(problem: Exception, chromium: str, timeout: float) -> None:
+    """A Playwright failure as the one line the user reads; anything else as it is."""
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    if isinstance(problem, PlaywrightTimeout):
+        raise AppsdkError(f"the widget did not finish rendering within {timeout:g} s") from None
+    if isinstance(problem, PlaywrightError):
+        first = (str(problem).strip().splitlines() or ["unknown error"])[0]
+        raise AppsdkError(f"Chromium ({chromium}) failed: {first}", detail=str(problem)) from None
+    raise problem
+
+
+def _screenshot(out: Path, kind: str, chromium: str, data: bytes, problems: Any) -> Screenshot:
     width, height = image_size(data, kind)
     found = tuple(str(p) for p in problems) if isinstance(problems, list) else ()
     return Screenshot(out, width, height, chromium, kind, found)
+
+
+class KeptBrowser:
+    """One headless Chromium kept open for many screenshots (`appsdk mcp`'s screenshot tool, called again
+    and again in one session): Playwright's driver and the browser start once, which is most of a cold shot.
+
+    Playwright's sync API belongs to the thread that started it, so one thread of its own owns the browser
+    and takes each shot; callers on any thread wait for theirs. A browser that died is started again on the
+    next shot. `close()` stops both; so does the end of the process (the driver exits with its pipe)."""
+
+    def __init__(self, chromium: str, sandbox: ChromiumSandbox) -> None:
+        self.chromium = chromium
+        self.sandbox = sandbox
+        self._jobs: queue.Queue[Any] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def take(self, page_url: str, out: Path, *, timeout: float = 30.0) -> Screenshot:
+        """As take_screenshot, in the kept browser."""
+        kind = image_type(out)
+        check_playwright()
+        out = out.expanduser().resolve()
+        if not out.parent.is_dir():
+            raise AppsdkError(f"cannot write {out}: the folder {out.parent} does not exist")
+        options: dict[str, object] = {"type": kind}
+        if kind == "jpeg":
+            options["quality"] = JPEG_QUALITY
+        with self._lock:
+            if self._thread is None:
+                _cache_the_drivers_compiled_code()
+                self._thread = threading.Thread(target=self._own, name="appsdk-kept-chromium", daemon=True)
+                self._thread.start()
+        answer: queue.Queue[Any] = queue.Queue(maxsize=1)
+        self._jobs.put((page_url, out, options, timeout, answer))
+        outcome = answer.get()
+        if isinstance(outcome, BaseException):
+            _raise_as_appsdk_error(outcome, self.chromium, timeout)  # type: ignore[arg-type]
+        data, problems = outcome
+        return _screenshot(out, kind, self.chromium, data, problems)
+
+    def _own(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as playwright:
+            browser = None
+            try:
+                while (job := self._jobs.get()) is not None:
+                    page_url, out, options, timeout, answer = job
+                    milliseconds = timeout * 1000
+                    try:
+                        if browser is None or not browser.is_connected():
+                            browser = playwright.chromium.launch(
+                                **launch_options(self.chromium, self.sandbox), timeout=milliseconds
+                            )
+                        answer.put(_capture(browser, page_url, out, options, milliseconds))
+                    except Exception as problem:
+                        answer.put(problem)
+            finally:
+                if browser is not None:
+                    with contextlib.suppress(Exception):
+                        browser.close()
+
+    def close(self) -> None:
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._jobs.put(None)
+            thread.join(timeout=30)
 
 
 class _DriverGone(logging.Filter):
