@@ -664,6 +664,14 @@ class McpClient:
 
     @property
     def declares_skills(self) -> bool:
+        if self.modern and self.discovered is None:
+            # A result's serverInfo stamp named the server but not its capabilities: only discover says them.
+            try:
+                self._server = self._info_from_discover(self.discover())
+            except AuthRequired:
+                raise
+            except ProtocolError:
+                return False
         extensions = self.server.capabilities.get("extensions") if self.server else None
         return isinstance(extensions, dict) and SKILLS_EXTENSION in extensions
 
