@@ -243,6 +243,28 @@ class ToolsOutcome:
     skills_error: str = ""  # skills/list failed although the server declares the extension
 
 
+def list_skills(target: Target) -> ToolsOutcome:
+    """The server's skills alone (the workbench's list): a ToolsOutcome whose tools are left empty."""
+
+    def work(client: McpClient) -> ToolsOutcome:
+        outcome = ToolsOutcome(target, [])
+        _add_skills(client, outcome)
+        return outcome
+
+    return signed_in(target, work)
+
+
+def _add_skills(client: McpClient, outcome: ToolsOutcome) -> None:
+    if not client.declares_skills:
+        return
+    try:
+        outcome.skills = client.list_skills()
+    except AuthRequired:
+        raise
+    except ProtocolError as problem:
+        outcome.skills, outcome.skills_error = [], problem.message
+
+
 def list_tools(target: Target) -> ToolsOutcome:
     from appsdk_cli.client.probe import probe_eras
 
@@ -253,13 +275,7 @@ def list_tools(target: Target) -> ToolsOutcome:
             ToolCache().remember(key, ToolList(listed, dict(client.dropped_tools)))
         era = client.era.label if client.era else ""
         outcome = ToolsOutcome(target, listed, [tool_meta(t) for t in listed], era, None, dict(client.dropped_tools))
-        if client.declares_skills:
-            try:
-                outcome.skills = client.list_skills()
-            except AuthRequired:
-                raise
-            except ProtocolError as problem:
-                outcome.skills, outcome.skills_error = [], problem.message
+        _add_skills(client, outcome)
         return outcome
 
     outcome = signed_in(target, work)
