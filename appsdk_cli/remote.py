@@ -11,12 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from appsdk_cli import mcpskills
 from appsdk_cli.appmeta import ResourceMeta, ToolMeta, resource_meta, tool_meta, ui_extension
 from appsdk_cli.client import AuthRequired, McpClient, ProtocolError, modern
 from appsdk_cli.client.modern import HEADER_MISMATCH
 from appsdk_cli.client.toolcache import ToolCache, ToolList, cache_key
 from appsdk_cli.connection import Target, signed_in, step_up, token_for
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.mcpskills import FileVerdict
 
 
 def close_matches(word: str, choices: list[str]) -> list[str]:
@@ -243,27 +245,51 @@ class ToolsOutcome:
     # The server's own MCP Apps extension settings (capabilities.extensions, from server/discover or
     # initialize); None when it declares none, which most servers that serve widgets do not.
     server_ui: dict[str, Any] | None = None
+    # Skills over MCP (SEP-2640): the skills/list entries, or None when the server declares no skills.
+    skills: list[dict[str, Any]] | None = None
+    skills_error: str = ""  # skills/list failed although the server declares the extension
+
+
+def list_skills(target: Target) -> ToolsOutcome:
+    """The server's skills alone (the workbench's list): a ToolsOutcome whose tools are left empty."""
+
+    def work(client: McpClient) -> ToolsOutcome:
+        outcome = ToolsOutcome(target, [])
+        _add_skills(client, outcome)
+        return outcome
+
+    return signed_in(target, work)
+
+
+def _add_skills(client: McpClient, outcome: ToolsOutcome) -> None:
+    if not client.declares_skills:
+        return
+    try:
+        outcome.skills = client.list_skills()
+    except AuthRequired:
+        raise
+    except ProtocolError as problem:
+        outcome.skills, outcome.skills_error = [], problem.message
 
 
 def list_tools(target: Target) -> ToolsOutcome:
     from appsdk_cli.client.probe import probe_eras
 
-    server_ui: dict[str, Any] | None = None
-
-    def work(client: McpClient) -> tuple[list[dict[str, Any]], str, dict[str, str]]:
-        nonlocal server_ui
-        server_ui = ui_extension(client.server.capabilities) if client.server else None
+    def work(client: McpClient) -> ToolsOutcome:
         listed = client.list_tools()
         if target.url and client.era:  # the next `appsdk call` can go straight to the tool
             key = cache_key(target.url, client.era.version, client.authorization, ui=target.ui)
             ToolCache().remember(key, ToolList(listed, dict(client.dropped_tools)))
-        return listed, client.era.label if client.era else "", dict(client.dropped_tools)
+        era = client.era.label if client.era else ""
+        outcome = ToolsOutcome(target, listed, [tool_meta(t) for t in listed], era, None, dict(client.dropped_tools))
+        outcome.server_ui = ui_extension(client.server.capabilities) if client.server else None
+        _add_skills(client, outcome)
+        return outcome
 
-    tools, era, dropped = signed_in(target, work)
-    report = None
+    outcome = signed_in(target, work)
     if target.url:
-        report = probe_eras(target.url, timeout=target.timeout, token=token_for(target), trace=target.trace)
-    return ToolsOutcome(target, tools, [tool_meta(t) for t in tools], era, report, dropped, server_ui)
+        outcome.eras = probe_eras(target.url, timeout=target.timeout, token=token_for(target), trace=target.trace)
+    return outcome
 
 
 @dataclass
@@ -296,10 +322,36 @@ class ReadOutcome:
     target: Target
     uri: str
     result: dict[str, Any]  # the ReadResourceResult, as on the wire
+    # A file of a skill the server lists (SEP-2640): its skills/list entry and the bytes checked against it.
+    skill: dict[str, Any] | None = None
+    verdict: FileVerdict | None = None
 
 
 def read_resource(target: Target, uri: str) -> ReadOutcome:
-    return ReadOutcome(target, uri, signed_in(target, lambda client: _read(client, target, uri)))
+    def work(client: McpClient) -> ReadOutcome:
+        outcome = ReadOutcome(target, uri, _read(client, target, uri))
+        if client.declares_skills:
+            outcome.skill, outcome.verdict = _verified(client, uri, outcome.result)
+        return outcome
+
+    return signed_in(target, work)
+
+
+def _verified(client: McpClient, uri: str, result: dict[str, Any]) -> tuple[dict[str, Any] | None, FileVerdict | None]:
+    """A skill file, checked as a host checks it before use: its bytes against its listed digest and size."""
+    try:
+        entries = client.list_skills()
+    except AuthRequired:
+        raise
+    except ProtocolError:
+        return None, None  # no listing to hold the file to; the read itself stands
+    for entry in entries:
+        listed = (
+            next((f for f in mcpskills.files(entry) if f.get("uri") == uri), None) if isinstance(entry, dict) else None
+        )
+        if listed is not None:
+            return entry, mcpskills.verify_file(listed, mcpskills.content_bytes(result, uri))
+    return None, None
 
 
 def _read(client: McpClient, target: Target, uri: str) -> dict[str, Any]:

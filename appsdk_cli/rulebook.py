@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 # The family is the first digit after the prefix; these titles name it in the docs and in --explain.
 FAMILIES: dict[str, str] = {
+    "APPS0": "skills over MCP (`appsdk check`)",
     "APPS1": "widget links (`appsdk check`)",
     "APPS2": "widget resources (`appsdk check`)",
     "APPS3": "tool metadata (`appsdk check`)",

@@ -265,7 +265,13 @@ def test_resources_and_read_in_both_flavors(book_club_server, book_club: Path):
     assert listed.returncode == 0, listed.stderr
     assert f"{WIDGET}  {flavor} widget" in listed.stdout
     wire = json.loads(appsdk("resources", "--url", book_club_server.url, "--json").stdout)
-    assert [(r["uri"], r["mimeType"]) for r in wire["resources"]] == [(WIDGET, flavor)]
+    # the example skill's files (SEP-2640: each file of a skill is a resource; registered with the server,
+    # so listed first), then the widget
+    assert [(r["uri"], r["mimeType"]) for r in wire["resources"]] == [
+        ("skill://book-club-picks/SKILL.md", "text/markdown"),
+        ("skill://book-club-picks/reference/answers.md", "text/markdown"),
+        (WIDGET, flavor),
+    ]
 
     html = (book_club / "widgets" / "book-list.html").read_text()
     read = appsdk("read", WIDGET, "--url", book_club_server.url)

@@ -69,6 +69,14 @@ RULE_FIXTURES = [
     ("APPS803", "result-type-missing"),
     ("APPS804", "header-mismatch-accepted"),
     ("APPS805", "x-mcp-header-invalid"),
+    ("APPS001", "skills-list-fails"),
+    ("APPS002", "skill-get-fails"),
+    ("APPS003", "skill-digest-mismatch"),
+    ("APPS004", "skill-manifest-invalid"),
+    ("APPS005", "skill-front-matter"),
+    ("APPS006", "skill-tool-hints-implicit"),
+    ("APPS007", "skill-dynamic"),
+    ("APPS008", "skills-not-served"),
 ]
 # Rules about what a server shows over HTTP (sign-in discovery), or fixtures no MCPServer can be.
 LIVE_ONLY = {
@@ -87,7 +95,7 @@ LIVE_ONLY = {
     "x-mcp-header-invalid",
 }
 # Rules about the project's files, which a server's URL does not lead to.
-PATH_ONLY = {"widget-build-stale"}
+PATH_ONLY = {"widget-build-stale", "skills-not-served"}
 SEVERITY = {rule.id: rule.severity.value for rule in RULES}
 NO_ENV_URL = {"APPSDK_URL": ""}  # so a developer's own APPSDK_URL cannot redirect these tests
 
@@ -185,7 +193,9 @@ def test_the_scaffold_passes_with_no_errors(book_club: Path, mode: str):
     assert result.returncode == 0, report
     assert errors(report) == []
     assert report["summary"]["called"] == ["list-books"]  # its real output was checked against outputSchema
-    assert report["summary"]["tools"] == 1 and report["summary"]["resources"] == 1
+    # the widget, and the example skill's two files (SEP-2640: each file of a skill is a resource)
+    assert report["summary"]["tools"] == 1 and report["summary"]["resources"] == 3
+    assert report["summary"]["skills"] == 1  # and the skill passed: listed, got, every digest right
 
 
 def test_both_modes_see_the_same_findings(book_club: Path):
@@ -324,7 +334,8 @@ def test_no_arguments_checks_the_running_dev_server_live(book_club: Path, tmp_pa
     finally:
         stop(dev.process)
     assert report["summary"]["mode"] == "live" and report["summary"]["server"] == dev.url
-    assert [f["rule"] for f in report["findings"]] == ["APPS301"]  # the served app, not the folder's
+    # the served app, not the folder's; and the folder's skills/, which the served app does not serve
+    assert [f["rule"] for f in report["findings"]] == ["APPS301", "APPS008"]
     assert result.returncode == 1
 
 

@@ -85,7 +85,13 @@ async def test_widget_resource_over_http(book_club_server, book_club: Path):
     async with Client(book_club_server.url) as client:
         listed = (await client.list_resources()).resources
         read = await client.read_resource(WIDGET)
-    assert [(str(r.uri), r.mime_type) for r in listed] == [(WIDGET, flavor.value)]
+    widgets = [(str(r.uri), r.mime_type) for r in listed if not str(r.uri).startswith("skill://")]
+    assert widgets == [(WIDGET, flavor.value)]
+    # and skills/ (SEP-2640: every file of a skill is a resource), which skills/list describes
+    assert {str(r.uri) for r in listed} - {WIDGET} == {
+        "skill://book-club-picks/SKILL.md",
+        "skill://book-club-picks/reference/answers.md",
+    }
     content = read.contents[0]
     assert content.mime_type == flavor.value
     html = content.text

@@ -8,7 +8,8 @@ only judge it. Drivable without the CLI:
     report = check_live(Target(url="http://127.0.0.1:8000/mcp"))
 
 Rule families, one module each (the digit after APPS): 1 links.py, 2 widgets.py, 3 tools.py,
-4 outputs.py, 5 csp.py, 6 schemas.py, 7 auth.py, 8 eras.py. Each exports RULES and check(snapshot) -> findings.
+4 outputs.py, 5 csp.py, 6 schemas.py, 7 auth.py, 8 eras.py, 0 skills.py (Skills over MCP).
+Each exports RULES and check(snapshot) -> findings.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from appsdk_cli.checks import auth, csp, eras, links, outputs, schemas, tools, widgets
+from appsdk_cli.checks import auth, csp, eras, links, outputs, schemas, skills, tools, widgets
 from appsdk_cli.checks.model import CheckReport, Finding, Rule, Severity
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.snapshot.model import Snapshot
@@ -50,6 +51,7 @@ FAMILIES: tuple[tuple[tuple[Rule, ...], Callable[[Snapshot], Iterator[Finding]]]
     (schemas.RULES, schemas.check),
     (auth.RULES, auth.check),
     (eras.RULES, eras.check),
+    (skills.RULES, skills.check),
 )
 RULES: tuple[Rule, ...] = tuple(rule for rules, _ in FAMILIES for rule in rules)
 
@@ -66,6 +68,7 @@ def run_rules(
     findings = [finding for _, check in FAMILIES for finding in check(snapshot)]
     if project is not None:
         findings += widgets.build_findings(project)
+        findings += skills.folder_findings(project, snapshot)
         if app is None:
             from appsdk_cli.project import app_target
 

@@ -115,6 +115,7 @@ class CheckReport:
                 "serverName": self.snapshot.server_name,
                 "tools": len(self.snapshot.tools),
                 "resources": len(self.snapshot.resources),
+                "skills": len(self.snapshot.skills),
                 "called": self.called,
                 "callSeconds": {
                     name: round(self.snapshot.call_seconds[name], 3)

@@ -47,6 +47,7 @@ from appsdk_cli.client.http import (
 )
 from appsdk_cli.client.legacy_sse import SseTransport
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.mcpskills import SKILLS_EXTENSION
 
 # Sees every JSON-RPC message: ("send" | "receive", message); appsdk_cli.trace.Tracer is one (it also has
 # `failed(message, problem)`, told when a message got no JSON-RPC answer). Tests use it to check wire shapes.
@@ -670,6 +671,29 @@ class McpClient:
 
     def read_resource(self, uri: str) -> dict[str, Any]:
         return self.request("resources/read", {"uri": uri})
+
+    # --- Skills over MCP (SEP-2640): methods of an extension, asked only of a server that declares it ------
+
+    @property
+    def declares_skills(self) -> bool:
+        if self.modern and self.discovered is None:
+            # A result's serverInfo stamp named the server but not its capabilities: only discover says them.
+            try:
+                self._server = self._info_from_discover(self.discover())
+            except AuthRequired:
+                raise
+            except ProtocolError:
+                return False
+        extensions = self.server.capabilities.get("extensions") if self.server else None
+        return isinstance(extensions, dict) and SKILLS_EXTENSION in extensions
+
+    def list_skills(self) -> list[dict[str, Any]]:
+        """Every page of `skills/list`: each skill's entry (uri, frontmatter, resources with digests)."""
+        return self._paginated("skills/list", "skills")["skills"]
+
+    def get_skill(self, uri: str) -> dict[str, Any]:
+        """The `skills/get` result for the skill whose SKILL.md is at `uri` (its entry under "skill")."""
+        return self.request("skills/get", {"uri": uri})
 
 
 def _unreachable(problem: AppsdkError) -> bool:

@@ -280,7 +280,8 @@ def tools(
     no_ui: NoUi = False,
 ) -> None:
     """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility;
-    with --verbose, also which protocol eras the server speaks."""
+    and the server's skills (skills/list), each file with its digest; with --verbose, also which protocol
+    eras the server speaks."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import tools_list
 
@@ -325,10 +326,15 @@ def read(
     protocol: Protocol = "auto",
     trace: TraceFile = None,
 ) -> None:
-    """Read one resource and print its contents (a widget's HTML, its _meta)."""
+    """Read one resource and print its contents (a widget's HTML, its _meta). A file of a skill the server
+    lists (skill://NAME/SKILL.md) is checked against its sha256 digest and size, as a host checks it."""
     from appsdk_cli import remote
+    from appsdk_cli.errors import AppsdkError
     from appsdk_cli.render.calls import resource_contents
 
     with _said_when_interrupted(f"the contents of {uri}"), _tracing(trace) as tracer:
         outcome = remote.read_resource(_target(url, stdio, timeout, token, protocol, client_id, trace=tracer), uri)
     resource_contents(outcome, as_json=as_json)
+    if outcome.verdict is not None and outcome.verdict.problem is not None:
+        # A host must not use a skill file that fails its listed digest or size (SEP-2640).
+        raise AppsdkError(f"{uri} is not the file skills/list describes: {outcome.verdict.problem}")

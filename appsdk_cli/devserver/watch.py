@@ -70,11 +70,13 @@ class _DevFilter:
         self._project = project
 
     def __call__(self, change: object, path: str) -> bool:
-        if not path.endswith(WATCHED_SUFFIXES) or Path(path).name == CONTRACT_FILE:
-            return False
         try:
             parts = Path(path).relative_to(self._project).parts
         except ValueError:
+            return False
+        # Any file of a skill: the app lists a skill's files when it starts (skills_mcp.py).
+        in_skills = parts[:1] == ("skills",)
+        if not (path.endswith(WATCHED_SUFFIXES) or in_skills) or Path(path).name == CONTRACT_FILE:
             return False
         if parts[:1] == ("web",) and (self._project / "web" / "package.json").is_file():
             return False  # a widget project: Vite watches it, and the server reads web/dist/ on every request

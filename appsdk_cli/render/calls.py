@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from appsdk_cli.remote import CallOutcome, ReadOutcome, ResourcesOutcome, ToolsOutcome
 
 
+from appsdk_cli import mcpskills
 from appsdk_cli.render.console import count, json_line, printable, stdout
 
 
@@ -103,16 +104,9 @@ def interrupted(waiting_for: str) -> None:
 def tools_list(outcome: ToolsOutcome, *, as_json: bool, verbose: bool = False) -> None:
     if as_json:
         eras = outcome.eras.as_json() if outcome.eras is not None else None
-        json_line(
-            {
-                "tools": outcome.tools,
-                "era": outcome.era,
-                "eras": eras,
-                "dropped": outcome.dropped,
-                "ui": outcome.target.ui,
-                "serverUi": outcome.server_ui,
-            }
-        )
+        listing = {"tools": outcome.tools, "era": outcome.era, "eras": eras, "dropped": outcome.dropped}
+        listing |= {"ui": outcome.target.ui, "serverUi": outcome.server_ui}
+        json_line({**listing, "skills": outcome.skills, "skillsError": outcome.skills_error or None})
         return
     from appsdk_cli.render.console import escape
 
@@ -157,6 +151,38 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool, verbose: bool = False) -
     if outcome.metas:
         console.print()
         console.print("[dim]Call one: appsdk call NAME KEY=VALUE ...[/]")
+    if outcome.skills is not None:
+        _skills_lines(console, outcome)
+
+
+def _skills_lines(console: Any, outcome: ToolsOutcome) -> None:
+    """The server's skills (SEP-2640): what a host's importer lists, with each file's digest."""
+    from appsdk_cli.render.console import escape
+
+    skills = outcome.skills or []
+    console.print()
+    console.print(f"[bold]{count(len(skills), 'skill')}[/] [dim](skills/list)[/]")
+    if outcome.skills_error:
+        console.print(f"  [red]skills/list failed:[/] {escape(outcome.skills_error)}", soft_wrap=True)
+    for entry in skills:
+        if not isinstance(entry, dict):
+            continue
+        front = entry.get("frontmatter") if isinstance(entry.get("frontmatter"), dict) else {}
+        console.print()
+        console.print(f"[bold]{escape(str(front.get('name', '?')))}[/] [dim]{escape(str(entry.get('uri')))}[/]")
+        if front.get("description"):
+            console.print(f"  {escape(printable(str(front['description'])))}", soft_wrap=True)
+        if entry.get("resources") == "dynamic":
+            console.print("  [yellow]files: dynamic (no digests to verify)[/]")
+        for file in mcpskills.files(entry):
+            console.print(
+                f"  [cyan]{escape(str(file.get('uri')))}[/]  {escape(str(file.get('size')))} bytes  "
+                f"[dim]{escape(str(file.get('digest')))}[/]",
+                soft_wrap=True,
+            )
+    if skills:
+        console.print()
+        console.print("[dim]Read one (checked against its digest): appsdk read skill://NAME/SKILL.md[/]")
 
 
 def _hints(tool: ToolMeta) -> str:
@@ -379,3 +405,8 @@ def resource_contents(outcome: ReadOutcome, *, as_json: bool) -> None:
             sys.stdout.flush()
         elif "blob" in item:
             console.print(f"[dim]binary, about {len(str(item['blob'])) * 3 // 4} bytes; use --json for the base64[/]")
+    if outcome.verdict is not None and outcome.verdict.problem is None:
+        skill = str((outcome.skill or {}).get("uri", ""))
+        console.print(
+            f"[green]✓[/] matches its sha256 digest and size in skills/list (skill {escape(skill)})", soft_wrap=True
+        )

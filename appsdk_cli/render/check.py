@@ -43,9 +43,10 @@ def check_report(report: CheckReport, *, as_json: bool) -> None:
             )
         console.print(table)
     called = [_call_shown(name, snapshot.call_seconds.get(name)) for name in report.called]
-    scope = f"{count(len(snapshot.tools), 'tool')}, {count(len(snapshot.resources), 'resource')}" + (
-        f", called {', '.join(called)}" if called else ""
-    )
+    scope = f"{count(len(snapshot.tools), 'tool')}, {count(len(snapshot.resources), 'resource')}"
+    if snapshot.skills_declared:
+        scope += f", {count(len(snapshot.skills), 'skill')}"
+    scope += f", called {', '.join(called)}" if called else ""
     where = f"— {snapshot.mode} mode: {escape(snapshot.server)} ({escape(scope)})"
     if report.subject is not None:
         where = f"— {escape(report.subject)}"

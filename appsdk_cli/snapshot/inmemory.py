@@ -25,9 +25,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from appsdk_cli.mcpskills import declared
 from appsdk_cli.snapshot.loader import TargetMissing, failure_line, first_line, import_server, leaf
 from appsdk_cli.snapshot.model import Snapshot
-from appsdk_cli.snapshot.plan import tools_to_call, uris_to_read
+from appsdk_cli.snapshot.plan import skill_file_uris, tools_to_call, uris_to_read
 
 
 def _wire(model: Any) -> dict[str, Any]:
@@ -92,6 +93,9 @@ async def collect(
                 snapshot.reads[uri] = _wire(result)
             except Exception as error:
                 snapshot.read_errors[uri] = f"resources/read failed: {str(error) or type(error).__name__}"
+        capabilities = client.server_capabilities.model_dump(by_alias=True, exclude_none=True)
+        if declared(capabilities):
+            await _collect_skills(client, snapshot, bounded)
         if call_tools:
             for name in tools_to_call(snapshot.tools):
                 # The raw request, not client.call_tool: that one validates structuredContent itself
@@ -120,6 +124,48 @@ async def collect(
                 discovered = modern.server_capabilities.model_dump(by_alias=True, exclude_none=True, mode="json")
                 snapshot.server_ui = ui_extension(discovered)
     return snapshot
+
+
+async def _collect_skills(client: Any, snapshot: Snapshot, bounded: Any) -> None:
+    """As live mode does (snapshot/live.py): the listing, each listed skill by skills/get, each file."""
+    import mcp_types as types
+    from pydantic import TypeAdapter
+
+    raw = TypeAdapter(dict[str, Any])
+
+    async def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        # Parametrised: the bare generic would read params as RequestParams and drop the `uri`.
+        request = types.Request[dict[str, Any], str](method=method, params=params)
+        return await bounded(f"asking {method}", lambda: client.session.send_request(request, raw))
+
+    snapshot.skills_declared = True
+    cursor: str | None = None
+    seen: set[str] = set()
+    try:
+        while True:
+            page = await ask("skills/list", {"cursor": cursor} if cursor else {})
+            snapshot.skills.extend(page.get("skills") or [])
+            cursor = page.get("nextCursor")
+            if not cursor or cursor in seen:
+                break
+            seen.add(cursor)
+    except Exception as error:
+        snapshot.skills_error = f"skills/list failed: {str(error) or type(error).__name__}"
+        return
+    for entry in snapshot.skills:
+        uri = str(entry.get("uri", "")) if isinstance(entry, dict) else ""
+        if not uri:
+            continue
+        try:
+            snapshot.skill_gets[uri] = await ask("skills/get", {"uri": uri})
+        except Exception as error:
+            snapshot.skill_get_errors[uri] = f"skills/get failed: {str(error) or type(error).__name__}"
+        for file_uri in skill_file_uris(entry):
+            try:
+                result = await bounded(f"reading {file_uri}", lambda u=file_uri: client.read_resource(u))
+                snapshot.skill_reads[file_uri] = _wire(result)
+            except Exception as error:
+                snapshot.skill_read_errors[file_uri] = f"resources/read failed: {str(error) or type(error).__name__}"
 
 
 def run(request: dict[str, Any], progress: TextIO) -> dict[str, Any]:

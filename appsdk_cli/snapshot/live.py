@@ -13,7 +13,7 @@ from appsdk_cli.client import AuthRequired, ProtocolError
 from appsdk_cli.connection import Target, session
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.snapshot.model import Snapshot
-from appsdk_cli.snapshot.plan import tools_to_call, uris_to_read
+from appsdk_cli.snapshot.plan import skill_file_uris, tools_to_call, uris_to_read
 
 # Entered around each tool call a check makes, with the tool's name (a progress line on a terminal).
 CallWatcher = Callable[[str], AbstractContextManager[None]]
@@ -115,6 +115,8 @@ def _collect(target: Target, *, call_tools: bool, calling: CallWatcher | None) -
             except ProtocolError as problem:
                 # One widget that fails to read is a finding, not the end of the check.
                 snapshot.read_errors[uri] = problem.message
+        if client.declares_skills:
+            _collect_skills(client, snapshot)
         if call_tools:
             for name in tools_to_call(snapshot.tools):
                 started = time.monotonic()
@@ -136,6 +138,29 @@ def _collect(target: Target, *, call_tools: bool, calling: CallWatcher | None) -
             # Every era the server answered, not only the one this check ran in, so PATH and live agree.
             snapshot.protocol_versions = sorted({str(version) for version in spoken})
     return snapshot
+
+
+def _collect_skills(client: Any, snapshot: Snapshot) -> None:
+    """The listing, each listed skill by skills/get, and each file it lists: what a skill importer fetches."""
+    snapshot.skills_declared = True
+    try:
+        snapshot.skills = client.list_skills()
+    except ProtocolError as problem:
+        snapshot.skills_error = problem.message
+        return
+    for entry in snapshot.skills:
+        uri = str(entry.get("uri", "")) if isinstance(entry, dict) else ""
+        if not uri:
+            continue
+        try:
+            snapshot.skill_gets[uri] = client.get_skill(uri)
+        except ProtocolError as problem:
+            snapshot.skill_get_errors[uri] = problem.message
+        for file_uri in skill_file_uris(entry):
+            try:
+                snapshot.skill_reads[file_uri] = client.read_resource(file_uri)
+            except ProtocolError as problem:
+                snapshot.skill_read_errors[file_uri] = problem.message
 
 
 def _eras(target: Target, client: Any) -> dict[str, Any]:

@@ -53,6 +53,17 @@ class Snapshot:
     dropped_tools: dict[str, str] = field(default_factory=dict)
     without_result_type: list[str] = field(default_factory=list)
 
+    # Skills over MCP (SEP-2640), asked only when the server declares io.modelcontextprotocol/skills:
+    # the skills/list entries (or why the listing failed), each listed skill's skills/get result, and the
+    # resources/read result of every file a listed skill names, as for the widgets above.
+    skills_declared: bool = False
+    skills: list[dict[str, Any]] = field(default_factory=list)
+    skills_error: str = ""
+    skill_gets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skill_get_errors: dict[str, str] = field(default_factory=dict)
+    skill_reads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skill_read_errors: dict[str, str] = field(default_factory=dict)
+
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -65,3 +65,12 @@ def tools_to_call(tools: list[dict[str, Any]]) -> list[str]:
         if safe and meta.name and meta.name not in names:
             names.append(meta.name)
     return names
+
+
+def skill_file_uris(entry: Any) -> list[str]:
+    """The files a skills/list entry names (none for a "dynamic" skill), each once, at most as many as a
+    host must accept: a listing cannot make a check read without end."""
+    from appsdk_cli.mcpskills import MAX_FILES, files
+
+    uris = [str(f.get("uri")) for f in files(entry) if f.get("uri")] if isinstance(entry, dict) else []
+    return list(dict.fromkeys(uris))[:MAX_FILES]

@@ -687,6 +687,8 @@ class Workbench:
             get("/host", api.host_page),  # the host page each run's widget is rendered in
             get("/api/workbench", lambda request: request.json(HTTPStatus.OK, self.info())),
             get("/api/tools", self._tools_route),
+            get("/api/skills", self._skills_route),
+            get("/api/skill-file", self._skill_file_route),
             get("/api/runs", lambda request: request.json(HTTPStatus.OK, {"runs": [r.as_json() for r in self.runs()]})),
             get("/api/template", self._template_route),
             get("/api/widget-state", self._widget_state_route),
@@ -714,6 +716,31 @@ class Workbench:
                 raise
             listing = self._tools_json_or_error()
         request.json(HTTPStatus.OK, listing)
+
+    def _skills_route(self, request: Request) -> None:
+        """The server's skills (SEP-2640) as skills/list gives them; `declared` false when it serves none."""
+        from appsdk_cli import remote
+
+        outcome = remote.list_skills(self.signing_target(browser=False))
+        listing = {"declared": outcome.skills is not None, "skills": outcome.skills or []}
+        request.json(HTTPStatus.OK, {**listing, "error": outcome.skills_error or None})
+
+    def _skill_file_route(self, request: Request) -> None:
+        """One file of a listed skill, read as a host reads it and checked against its digest and size.
+
+        Only a URI the listing names is read: the page shows skill files, not whatever a URL asks for."""
+        from appsdk_cli import mcpskills, remote
+
+        uri = request.query.get("uri", "")
+        target = self.signing_target(browser=False)
+        listed = remote.list_skills(target).skills or []
+        if not any(f.get("uri") == uri for entry in listed if isinstance(entry, dict) for f in mcpskills.files(entry)):
+            raise HttpError(HTTPStatus.NOT_FOUND, f"no listed skill has a file {uri}")
+        outcome = remote.read_resource(target, uri)
+        data = mcpskills.content_bytes(outcome.result, uri)
+        problem = outcome.verdict.problem if outcome.verdict is not None else "not checked: no listing holds it"
+        text = data.decode("utf-8", errors="replace") if data is not None else None
+        request.json(HTTPStatus.OK, {"uri": uri, "text": text, "verified": problem is None, "problem": problem})
 
     def _sign_in_route(self, request: Request) -> None:
         self.sign_in()

@@ -22,6 +22,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
+from skills_mcp import SkillsOverMcp
 
 WIDGET_URI = "ui://widget/book-list.html"
 # text/html;profile=mcp-app is the MCP Apps standard type: ChatGPT and every standard host render it.
@@ -82,12 +83,16 @@ PICKS: list[dict[str, str]] = [
 
 OAUTH = auth.OAuthSettings.from_environment(port=int(os.environ.get("PORT", "8000")))
 SUGGESTIONS: list[dict[str, str]] = []
+# skills/: how a model uses this app's tools, served over MCP (skills/list, skills/get); see skills_mcp.py.
+SKILLS = SkillsOverMcp(Path(__file__).parent / "skills")
 
 mcp = MCPServer(
     name="{{app_name}}",
     version="0.1.0",
     instructions=INSTRUCTIONS,
     log_level="WARNING",
+    extensions=[SKILLS],
+    middleware=[SKILLS.keep_capability],
     # mcp answers a request without a valid token with 401 and
     # `WWW-Authenticate: Bearer resource_metadata=".../.well-known/oauth-protected-resource/mcp"`,
     # and serves that metadata, which names OAUTH_ISSUER as the authorization server.

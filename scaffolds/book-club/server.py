@@ -18,6 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
+from skills_mcp import SkillsOverMcp
 
 WIDGET_URI = "ui://widget/book-list.html"
 # text/html;profile=mcp-app is the MCP Apps standard type: ChatGPT and every standard host render it.
@@ -56,7 +57,18 @@ PICKS: list[dict[str, str]] = [
     {"title": "The Time Machine", "author": "H. G. Wells"},
 ]
 
-mcp = MCPServer(name="{{app_name}}", version="0.1.0", instructions=INSTRUCTIONS, log_level="WARNING")
+# skills/: how a model uses this app's tools, served over MCP (skills/list, skills/get) for hosts that import
+# skills, ChatGPT among them. skills_mcp.py serves them, with each file's sha256 so a host can verify them.
+SKILLS = SkillsOverMcp(Path(__file__).parent / "skills")
+
+mcp = MCPServer(
+    name="{{app_name}}",
+    version="0.1.0",
+    instructions=INSTRUCTIONS,
+    log_level="WARNING",
+    extensions=[SKILLS],
+    middleware=[SKILLS.keep_capability],
+)
 
 
 def widget_meta() -> dict[str, Any]:

@@ -311,6 +311,28 @@ interface AppsdkToolListing {
   signIn?: { needed: boolean; busy: boolean };
 }
 
+/** One skill as skills/list gives it (SEP-2640): its SKILL.md URI, front matter and files with digests. */
+interface AppsdkSkill {
+  uri: string;
+  frontmatter?: { name?: unknown; description?: unknown; [key: string]: unknown };
+  resources?: { uri: string; digest: string; size: number }[] | "dynamic";
+}
+
+/** The workbench's /api/skills: `declared` false when the server serves no skills. */
+interface AppsdkSkillListing {
+  declared: boolean;
+  skills: AppsdkSkill[];
+  error?: string | null;
+}
+
+/** The workbench's /api/skill-file: one skill file's text, checked against its listed digest and size. */
+interface AppsdkSkillFile {
+  uri: string;
+  text: string | null;
+  verified: boolean;
+  problem: string | null;
+}
+
 /** One run of a tool (workbench/server.py: Run.as_json). */
 interface AppsdkRun {
   id: string;

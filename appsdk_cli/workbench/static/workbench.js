@@ -12,6 +12,7 @@ import { applyWidgetState, readWidgetState } from "./frames.js";
 import { createPanels } from "./panels.js";
 import { onReload, showAppState } from "./reloads.js";
 import { showProgress, upsertRun } from "./runs.js";
+import { loadSkills } from "./skills.js";
 import { setTools, showSignInStep, wireSignIn } from "./tools.js";
 
 /** @type {import("./bench.js").Bench} */
@@ -105,7 +106,10 @@ function connectEvents() {
     setApp(hello.info.app, /** @type {AppsdkReloadEvent | null} */ (hello.info.lastReload));
   });
   on("run", (run) => upsertRun(bench, run));
-  on("tools", (listing) => setTools(bench, listing, setInfo));
+  on("tools", (listing) => {
+    setTools(bench, listing, setInfo);
+    loadSkills(); // a reload or a sign-in that changed the tools may have changed the skills too
+  });
   on("reload", (event) => {
     onReload(bench, event, exposed);
     setApp(event.appOk ? { ok: true } : { ok: false, problem: event.problem }, event);
@@ -139,6 +143,7 @@ async function main() {
   } catch (error) {
     setTools(bench, { tools: [], error: messageOf(error) }, setInfo);
   }
+  await loadSkills();
   exposed.ready = true;
 }
 
