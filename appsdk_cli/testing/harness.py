@@ -21,7 +21,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.testing.rendering import FIXED_TIME_ZONE, Rendering, WidgetProblem
+from appsdk_cli.testing.rendering import FIXED_TIME_ZONE, Rendering, SourcePlace, WidgetProblem
 
 if TYPE_CHECKING:
     from appsdk_cli.host.server import HostServer
@@ -182,17 +182,20 @@ class Harness:
             device=rendering.device,
             tz=rendering.time_zone,
         )
-        widget = RenderedWidget(self, rendering, run_id, context, page, **widget_options)
+        place = SourcePlace.of(self.host.origins.view_origin, session.template.uri, session.template.html)
+        widget = RenderedWidget(self, rendering, run_id, context, page, place=place, **widget_options)
+        settled = False
         try:
             page.goto(url)
             page.wait_for_function(_READY, timeout=SETTLE_TIMEOUT * 1000)
+            settled = True
         except Exception as problem:
+            if type(problem).__name__ != "TimeoutError":
+                widget.close()
+                raise
+        if not settled:
             widget.close()
-            if type(problem).__name__ == "TimeoutError":
-                raise WidgetProblem(
-                    f"{rendering.label()}: the host page did not settle within {SETTLE_TIMEOUT:g} s"
-                ) from None
-            raise
+            raise WidgetProblem(f"{rendering.label()}: the host page did not settle within {SETTLE_TIMEOUT:g} s")
         if not rendering.allow_problems:
             causes = widget.problems()
             if causes:

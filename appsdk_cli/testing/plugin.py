@@ -136,7 +136,8 @@ def app(pytestconfig: pytest.Config) -> Any:
     try:
         return _app(pytestconfig)
     except AppsdkError as problem:
-        pytest.fail(str(problem), pytrace=False)
+        failed = str(problem)
+    pytest.fail(failed, pytrace=False)
 
 
 @pytest.fixture
@@ -154,15 +155,21 @@ def appsdk_harness(pytestconfig: pytest.Config) -> Any:
 
     try:
         browser_requirements()
-    except BrowserMissing as missing:
-        pytest.skip(str(missing))
+        missing = None
+    except BrowserMissing as problem:
+        missing = str(problem)
+    if missing is not None:
+        pytest.skip(missing)
     if _HARNESS not in pytestconfig.stash:
         from appsdk_cli.errors import AppsdkError
 
         try:
-            pytestconfig.stash[_HARNESS] = Harness(_app(pytestconfig))
+            tested = _app(pytestconfig)
         except AppsdkError as problem:
-            pytest.fail(str(problem), pytrace=False)
+            tested = str(problem)
+        if isinstance(tested, str):
+            pytest.fail(tested, pytrace=False)
+        pytestconfig.stash[_HARNESS] = Harness(tested)
     return pytestconfig.stash[_HARNESS]
 
 
@@ -233,9 +240,11 @@ def render_widget(request: pytest.FixtureRequest, appsdk_harness: Any, appsdk_ho
         try:
             widget = appsdk_harness.render(rendering, snapshots=policy)
         except AppsdkError as problem:
-            pytest.fail(str(problem), pytrace=False)
-        rendered.append(widget)
-        return widget
+            failed = str(problem)  # failed outside the except, so pytest shows the one line, not a chain
+        else:
+            rendered.append(widget)
+            return widget
+        pytest.fail(failed, pytrace=False)
 
     yield render
     for widget in rendered:
@@ -244,12 +253,18 @@ def render_widget(request: pytest.FixtureRequest, appsdk_harness: Any, appsdk_ho
 
 def _read_state(path: Path) -> dict[str, Any]:
     """A widget state kept beside the test: {"toolInput", "structuredContent", "content", "_meta"}."""
+    loaded: Any = None
     try:
         loaded = json.loads(path.read_text(encoding="utf-8"))
+        why = (
+            None
+            if isinstance(loaded, dict)
+            else "must hold a JSON object (toolInput, structuredContent, content, _meta)"
+        )
     except OSError as problem:
-        pytest.fail(f"cannot read the widget data {path}: {problem.strerror or problem}", pytrace=False)
+        why = f"cannot be read: {problem.strerror or problem}"
     except json.JSONDecodeError as problem:
-        pytest.fail(f"{path} is not JSON: {problem}", pytrace=False)
-    if not isinstance(loaded, dict):
-        pytest.fail(f"{path} must hold a JSON object (toolInput, structuredContent, content, _meta)", pytrace=False)
+        why = f"is not JSON: {problem}"
+    if why is not None:
+        pytest.fail(f"the widget data {path} {why}", pytrace=False)
     return loaded

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from appsdk_cli.errors import AppsdkError
 
 if TYPE_CHECKING:
-    from appsdk_cli.testing.rendering import Rendering
+    from appsdk_cli.testing.rendering import Rendering, SourcePlace
     from appsdk_cli.testing.snapshots import SnapshotPolicy
 
 # What a widget's request to the host means, per channel and method.
@@ -106,6 +106,7 @@ class RenderedWidget:
         page: Any,
         *,
         snapshots: SnapshotPolicy | None = None,
+        place: SourcePlace | None = None,
     ) -> None:
         self.rendering = rendering
         self.run_id = run_id
@@ -113,6 +114,7 @@ class RenderedWidget:
         self.page = page  # the host page
         self._harness = harness
         self._snapshots = snapshots
+        self._place = place
         self._frame: Any = None
 
     # --- the widget's document ---------------------------------------------------------------------------
@@ -184,7 +186,8 @@ class RenderedWidget:
         from appsdk_cli.testing.rendering import widget_causes
 
         found = self._preview("{ problems: p.problems(), log: p.log }")
-        return widget_causes(list(found["problems"]), list(found["log"]))
+        causes = widget_causes(list(found["problems"]), list(found["log"]))
+        return [self._place.place(c) for c in causes] if self._place is not None else causes
 
     @property
     def messages(self) -> list[Message]:
