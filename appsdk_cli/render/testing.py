@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 def test_summary(outcome: TestOutcome) -> None:
     console = stdout()
-    parts = [f"{outcome.passed} passed"]
+    parts = [f"{outcome.passed} passed"] if outcome.passed or not (outcome.failed or outcome.errors) else []
     if outcome.failed:
         parts.append(f"[red]{outcome.failed} failed[/red]")
     if outcome.errors:

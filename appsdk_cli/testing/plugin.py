@@ -17,6 +17,7 @@ and the standard library only, and appsdk's host, client and Playwright when a f
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("appsdk", "appsdk: the app under test and its widgets")
     group.addoption("--appsdk-url", default=None, help="test the MCP server at this URL instead of the project's app")
     group.addoption("--appsdk-stdio", default=None, help="test the MCP server this command starts on stdio")
+    # `appsdk test`'s own: where each test's outcome goes, as JSON (not in --help).
+    group.addoption("--appsdk-summary", default=None, help=argparse.SUPPRESS)
     group.addoption(
         "--appsdk-update-snapshots",
         action="store_true",
@@ -39,12 +42,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+class _Outcomes:
+    """Each test's outcome and first line of why, written as JSON at the end for `appsdk test`'s summary."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tests: dict[str, dict[str, str]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        known = self.tests.get(report.nodeid)
+        if report.failed:
+            if known is None or known["outcome"] not in ("failed", "error"):
+                outcome = "failed" if report.when == "call" else "error"
+                self.tests[report.nodeid] = {"outcome": outcome, "line": _first_line(report)}
+        elif report.skipped and known is None:
+            self.tests[report.nodeid] = {"outcome": "skipped", "line": _first_line(report)}
+        elif report.when == "call" and report.passed and known is None:
+            self.tests[report.nodeid] = {"outcome": "passed", "line": ""}
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.path.write_text(json.dumps({"exit": int(exitstatus), "tests": self.tests}), encoding="utf-8")
+
+
+def _first_line(report: pytest.TestReport) -> str:
+    if isinstance(report.longrepr, tuple):  # a skip: (file, line, reason)
+        text = str(report.longrepr[2])
+    else:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        text = str(crash.message) if crash is not None else str(report.longrepr or "")
+    lines = text.strip().splitlines()
+    return (lines[0] if lines else "").removeprefix("Failed: ").removeprefix("Skipped: ")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "hosts(*profiles, profiles=, themes=, modes=, devices=): render the test's widget in each host case (appsdk)",
     )
     config.stash[_WRITTEN] = []
+    summary = config.getoption("appsdk_summary", None)
+    if summary:
+        config.pluginmanager.register(_Outcomes(Path(summary)), "appsdk-outcomes")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

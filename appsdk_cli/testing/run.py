@@ -1,8 +1,8 @@
 """`appsdk test`'s capability: pytest run in a child with appsdk's plugin, and its outcome counted.
 
 The child is this interpreter's `python -m pytest`, so the plugin (an entry point of this installation)
-is there; pytest's own output goes straight to the terminal, and the counts come back from its JUnit XML
-(the file asked for with --junitxml, else a temporary one), which every pytest writes the same way.
+is there; pytest's own output goes straight to the terminal, and the counts come back in a JSON file
+written by the plugin (--appsdk-summary), so the summary names tests by their pytest ids.
 
 With --url/--stdio and no tests of the project's own, the tests are the generated smoke suite
 (smoke_suite/), under an empty configuration of their own so no project setting changes them.
@@ -11,6 +11,7 @@ With --url/--stdio and no tests of the project's own, the tests are the generate
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,7 +66,8 @@ def pytest_command(
     url: str | None,
     stdio: str | None,
     update_snapshots: bool,
-    junitxml: Path,
+    junitxml: Path | None,
+    summary: Path,
     config_dir: Path,
 ) -> tuple[list[str], bool]:
     """The child's command line, and whether it runs the smoke suite."""
@@ -77,9 +79,10 @@ def pytest_command(
         raise AppsdkError(f"appsdk test runs pytest, which is not installed here: {pip_install('pytest>=8')}")
     if url and stdio:
         raise UsageError("give either --url or --stdio, not both")
-    where = path or Path.cwd()
-    if path is not None and not path.exists():
-        raise UsageError(f"{path} does not exist; give a project folder or a test file")
+    # A test id (tests/test_x.py::test_y[case]) names its file before the "::".
+    where = Path(str(path).split("::", 1)[0]) if path is not None else Path.cwd()
+    if not where.exists():
+        raise UsageError(f"{where} does not exist; give a project folder, a test file or a test id")
     command = [sys.executable, "-m", "pytest"]
     if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         command += ["-p", "appsdk_cli.testing.plugin"]
@@ -87,7 +90,11 @@ def pytest_command(
     if smoke:
         ini = config_dir / "pytest.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
-        command += ["-c", str(ini), "--rootdir", str(config_dir), "-p", "no:cacheprovider", str(SMOKE_SUITE)]
+        # -v: each case's line names its tool and profile, which is the whole point of a smoke suite.
+        # A copy inside the rootdir, so each line shows the test's id and not where appsdk is installed.
+        suite = config_dir / "test_widgets.py"
+        shutil.copyfile(SMOKE_SUITE / "test_widgets.py", suite)
+        command += ["-c", str(ini), "--rootdir", str(config_dir), "-p", "no:cacheprovider", "-v", str(suite)]
     elif path is not None:
         command.append(str(path))
     if url:
@@ -96,7 +103,10 @@ def pytest_command(
         command += ["--appsdk-stdio", stdio]
     if update_snapshots:
         command.append("--appsdk-update-snapshots")
-    command += [f"--junitxml={junitxml}", *pytest_args]
+    command.append(f"--appsdk-summary={summary}")
+    if junitxml is not None:
+        command.append(f"--junitxml={junitxml}")
+    command += pytest_args
     return command, smoke
 
 
@@ -109,10 +119,13 @@ def run_tests(
     update_snapshots: bool = False,
     junitxml: Path | None = None,
 ) -> TestOutcome:
+    import time
+
+    report = junitxml.expanduser().resolve() if junitxml else None
+    if report is not None and not report.parent.is_dir():
+        raise UsageError(f"--junitxml {junitxml}: the folder {report.parent} does not exist")
     with tempfile.TemporaryDirectory(prefix="appsdk-test-") as scratch:
-        report = junitxml.expanduser().resolve() if junitxml else Path(scratch) / "report.xml"
-        if junitxml and not report.parent.is_dir():
-            raise UsageError(f"--junitxml {junitxml}: the folder {report.parent} does not exist")
+        summary = Path(scratch) / "outcomes.json"
         command, smoke = pytest_command(
             path,
             pytest_args,
@@ -120,45 +133,41 @@ def run_tests(
             stdio=stdio,
             update_snapshots=update_snapshots,
             junitxml=report,
+            summary=summary,
             config_dir=Path(scratch),
         )
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"} if smoke else None
+        started = time.monotonic()
         try:
             finished = subprocess.run(command, env=env, check=False)
         except KeyboardInterrupt:
             return TestOutcome(2, smoke=smoke)
-        outcome = read_report(report, finished.returncode)
+        outcome = read_outcomes(summary, finished.returncode)
+        outcome.seconds = time.monotonic() - started
         outcome.smoke = smoke
-        outcome.junitxml = report if junitxml else None
+        outcome.junitxml = report
         return outcome
 
 
-def read_report(report: Path, pytest_exit: int) -> TestOutcome:
-    """The counts and the failures' first lines from pytest's JUnit XML (none: only the exit code)."""
-    import xml.etree.ElementTree as ElementTree
+def read_outcomes(summary: Path, pytest_exit: int) -> TestOutcome:
+    """The counts and the failures' first lines, as the plugin wrote them (none: only the exit code)."""
+    import json
 
     outcome = TestOutcome(pytest_exit)
     try:
-        root = ElementTree.parse(report).getroot()
-    except (OSError, ElementTree.ParseError):
+        tests = json.loads(summary.read_text(encoding="utf-8"))["tests"]
+    except (OSError, ValueError, KeyError, TypeError):
         return outcome
-    for case in root.iter("testcase"):
-        name = ".".join(p for p in (case.get("classname"), case.get("name")) if p)
-        failed = case.find("failure")
-        errored = case.find("error")
-        if failed is not None or errored is not None:
-            found = failed if failed is not None else errored
-            assert found is not None
-            if failed is not None:
+    for test, found in tests.items():
+        kind = found.get("outcome")
+        if kind == "passed":
+            outcome.passed += 1
+        elif kind == "skipped":
+            outcome.skipped += 1
+        elif kind in ("failed", "error"):
+            if kind == "failed":
                 outcome.failed += 1
             else:
                 outcome.errors += 1
-            message = (found.get("message") or found.text or "").strip()
-            outcome.failures.append(Failure(name, (message.splitlines() or ["no message"])[0]))
-        elif case.find("skipped") is not None:
-            outcome.skipped += 1
-        else:
-            outcome.passed += 1
-    for suite in root.iter("testsuite"):
-        outcome.seconds += float(suite.get("time") or 0)
+            outcome.failures.append(Failure(test, found.get("line") or "no message"))
     return outcome

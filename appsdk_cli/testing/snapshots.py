@@ -12,7 +12,8 @@ differ when their colour distance (YIQ, as pixelmatch measures it; 0..1) is abov
 images match when at most `max_diff_ratio` of the pixels differ, which anti-aliased edges stay under.
 
 A missing reference is written and the test passes, saying so (it is committed like code), except in CI
-(CI=true), where a missing reference fails: a CI run that writes its own references compares nothing.
+(CI=true), where a missing reference fails, as jest's snapshots do there: a CI run that writes its own
+references compares nothing.
 `--update-snapshots` rewrites every reference it renders.
 """
 
