@@ -130,6 +130,13 @@ def test_no_tests_is_exit_1_and_a_bad_pytest_option_is_exit_2(tmp_path: Path):
     assert both.returncode == 2 and "either --url or --stdio" in both.stderr
 
 
+def test_the_smoke_suite_of_a_dead_server_fails_in_one_line(dead_url: str, tmp_path: Path):
+    result = run([*APPSDK, "test", "--url", dead_url], tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "appsdk test (the generated smoke suite): 1 failed" in result.stdout
+    assert f"✗ test_widgets.py::test_widget_renders[server]: cannot reach the MCP server at {dead_url}" in result.stdout
+
+
 def test_without_chromium_the_rendered_tests_skip_naming_the_package(project: Path):
     result = run(
         [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/test_widget.py"],
@@ -149,7 +156,9 @@ def test_without_chromium_the_rendered_tests_skip_naming_the_package(project: Pa
 def test_the_scaffold_suite_passes_writes_its_snapshots_then_compares(project: Path):
     needs_chromium()
     junit = project / "report.xml"
-    first = run([*APPSDK, "test", "--junitxml", str(junit), "--", "-v"], project)
+    # The rendered tests first: the asyncio of the scaffold's own tests must still work after Playwright ran.
+    order = ["tests/test_widget.py", "tests/test_server.py"]
+    first = run([*APPSDK, "test", "--junitxml", str(junit), "--", "-v", *order], project)
     assert first.returncode == 0, first.stdout + first.stderr
     for case in ("chatgpt-light", "chatgpt-dark", "mcp-apps-light", "mcp-apps-dark"):
         assert f"test_the_book_list_shows_the_three_picks[{case}] PASSED" in first.stdout

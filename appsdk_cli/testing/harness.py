@@ -65,6 +65,7 @@ class Harness:
         self._playwright: Any = None
         self._browser: Any = None
         self._comparator: Any = None
+        self._thread: Any = None
 
     def __enter__(self) -> Harness:
         return self
@@ -86,13 +87,16 @@ class Harness:
 
     @property
     def browser(self) -> Any:
+        """Chromium, on a thread of its own (browserthread.py says why)."""
         if self._browser is None:
             chromium = browser_requirements()
             from playwright.sync_api import sync_playwright
 
             from appsdk_cli.preview.screenshot import launch_options, this_process_sandbox
+            from appsdk_cli.testing.browserthread import BrowserThread
 
-            self._playwright = sync_playwright().start()
+            self._thread = BrowserThread()
+            self._playwright = self._thread.start(lambda: sync_playwright().start())
             self._browser = self._playwright.chromium.launch(**launch_options(chromium, this_process_sandbox()))
         return self._browser
 
@@ -109,6 +113,9 @@ class Harness:
         if self._playwright is not None:
             self._playwright.stop()
             self._playwright = None
+        if self._thread is not None:
+            self._thread.close()
+            self._thread = None
         if self._host is not None:
             self._host.close()
             self._host = None

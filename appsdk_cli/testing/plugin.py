@@ -25,7 +25,6 @@ from typing import Any
 import pytest
 
 _WRITTEN = pytest.StashKey[list]()
-_FIXTURES_THAT_RENDER = ("render_widget",)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -100,17 +99,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def _smoke_cases(metafunc: pytest.Metafunc) -> None:
+    """One case per widget tool and profile; a server that cannot be listed, or has no widget tool, is one
+    failing case saying so (a failed run, exit 1, not pytest's usage error)."""
     from appsdk_cli.errors import AppsdkError
-    from appsdk_cli.testing.smoke import smoke_cases
+    from appsdk_cli.testing.smoke import SmokeCase, smoke_cases
 
     try:
         tools = _app(metafunc.config).tools()
     except AppsdkError as problem:
-        raise pytest.UsageError(str(problem)) from None
+        tools, failed = [], str(problem)
+    else:
+        names = ", ".join(str(t.get("name")) for t in tools) or "none"
+        failed = f"the server has no tool with a widget to render (its tools: {names})"
     cases = smoke_cases(tools)
     if not cases:
-        names = ", ".join(str(t.get("name")) for t in tools) or "none"
-        raise pytest.UsageError(f"the server has no tool with a widget to render (its tools: {names})")
+        metafunc.parametrize("appsdk_smoke_case", [SmokeCase("server", "any", problem=failed)], ids=["server"])
+        return
     params = [
         pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=c.unbuildable)] if c.unbuildable else []) for c in cases
     ]

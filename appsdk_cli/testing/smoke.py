@@ -19,6 +19,7 @@ class SmokeCase:
     profile: str
     arguments: dict[str, Any] = field(default_factory=dict)
     unbuildable: str | None = None  # why the arguments could not be built (the case is skipped)
+    problem: str | None = None  # why there is nothing to render at all (the one case fails with it)
 
     @property
     def id(self) -> str:

@@ -4,8 +4,13 @@ Its cases come from the plugin (appsdk_smoke_case, from the server's tools/list)
 error, a CSP violation or a widget that never shows its data (the rendering itself checks all three).
 """
 
+import pytest
 
-def test_widget_renders(appsdk_smoke_case, render_widget):
+
+def test_widget_renders(appsdk_smoke_case, request):
+    if appsdk_smoke_case.problem:  # an unreachable server fails here, with or without a browser
+        pytest.fail(appsdk_smoke_case.problem, pytrace=False)
+    render_widget = request.getfixturevalue("render_widget")
     widget = render_widget(appsdk_smoke_case.tool, appsdk_smoke_case.arguments, profile=appsdk_smoke_case.profile)
     assert widget.text.strip() or widget.query("canvas, svg, img"), "the widget shows nothing"
     errors = widget.errors
