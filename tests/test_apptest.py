@@ -116,6 +116,17 @@ def test_the_summary_counts_come_from_the_plugins_outcomes(tmp_path: Path):
     assert read_outcomes(tmp_path / "missing.json", 4).exit_code == 2
 
 
+def test_loading_the_plugin_imports_nothing_heavy():
+    """pytest loads the plugin in every project with appsdk installed, whether it renders widgets or not."""
+    script = (
+        "import sys, appsdk_cli.testing.plugin\n"
+        "heavy = ('mcp', 'playwright', 'httpx', 'rich', 'typer', 'appsdk_cli.host')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert loaded.stdout.strip() == "[]", loaded.stdout + loaded.stderr
+
+
 # --- the command line, without a browser ------------------------------------------------------------------
 
 
