@@ -279,14 +279,13 @@ class RenderedWidget:
 
 
 def _view_frame(page: Any, timeout: float = 10.0) -> Any:
+    """The widget's document: the frame on the view origin's /view (Playwright knows every frame of the
+    page, out-of-process ones included, without asking the browser)."""
     deadline = time.monotonic() + timeout
     while True:
-        handle = page.locator("iframe#widget").element_handle()
-        proxy = handle.content_frame() if handle else None
-        if proxy is not None:
-            for child in proxy.child_frames:
-                if "/view?" in child.url:
-                    return child
+        for frame in page.frames:
+            if "/view?" in frame.url:
+                return frame
         if time.monotonic() > deadline:
             raise AssertionError("the host page shows no widget (no view frame in its #widget proxy)")
         page.wait_for_timeout(30)
