@@ -233,6 +233,48 @@ def test_a_restyled_widget_fails_its_snapshot_until_the_change_is_accepted(proje
     assert again.returncode == 0, again.stdout + again.stderr
 
 
+WIDGET_API_TEST = """
+import pytest
+
+
+@pytest.mark.hosts("chatgpt", "mcp-apps")
+def test_the_counter(render_widget, appsdk_host):
+    widget = render_widget("show-counter", {"start": 5, "label": "taps"})
+    assert widget.element("#count").text == "5" and widget.element("#label").text == "taps"
+    if appsdk_host.profile == "chatgpt":  # the fixture keeps widget state through window.openai only
+        widget.click("#save")
+        widget.wait_for(lambda: widget.state == {"saved": 105}, what="the saved state")
+    widget.click("#inc")
+    call = widget.wait_for_message("tool-call")
+    assert call.params.get("name") == "increment"
+    widget.wait_for(lambda: widget.element("#count").text == "7", what="the count 7")
+    widget.click(text="follow up")
+    assert widget.wait_for_message("follow-up").text == "Tell me more about the counter"
+    widget.click("#open")
+    link = widget.wait_for_message("link")
+    assert "https://example.com/docs" in str(link.params)
+    widget.click("#network")
+    widget.wait_for(lambda: widget.csp_violations, what="a CSP violation")
+    assert any("127.0.0.1:7" in line.message for line in widget.csp_violations)
+    assert any("counter widget says hello" in line.message for line in widget.log)
+    channel = {"chatgpt": "openai", "mcp-apps": "bridge"}[appsdk_host.profile]
+    assert {m.channel for m in widget.messages} == {channel}
+    assert widget.screenshot()[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
+"""
+
+
+@pytest.mark.browser
+def test_a_test_reads_and_drives_the_widget_over_either_api(counter_app: RunningServer, tmp_path: Path):
+    needs_chromium()
+    (tmp_path / "test_counter.py").write_text(WIDGET_API_TEST)
+    result = run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "--appsdk-url", counter_app.url], tmp_path
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "test_the_counter[chatgpt-light] PASSED" in result.stdout
+    assert "test_the_counter[mcp-apps-light] PASSED" in result.stdout
+
+
 @pytest.fixture
 def vanillajs(node_clients) -> Iterator[RunningServer]:
     port = free_port()

@@ -242,6 +242,14 @@ class RenderedWidget:
                 raise AssertionError(f"the widget sent no {kind} message within {timeout:g} s (it sent: {sent})")
             self.page.wait_for_timeout(30)
 
+    def wait_for(self, condition: Any, *, timeout: float = 5.0, what: str = "the condition") -> None:
+        """Wait until `condition()` is true (after a click, say); an AssertionError naming `what` if it never is."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{what} did not come true within {timeout:g} s")
+            self.page.wait_for_timeout(30)
+
     # --- the host's controls -------------------------------------------------------------------------------
 
     def set_theme(self, theme: str) -> None:
