@@ -147,7 +147,7 @@ def test_force_lists_what_it_replaced_and_keeps_the_users_version(tmp_path: Path
 
     forced = appsdk("new", "demo", "--force", cwd=tmp_path)
     assert forced.returncode == 0, forced.stderr
-    assert "1 replaced, 1 added, 4 unchanged" in forced.stdout
+    assert "1 replaced, 1 added, 6 unchanged" in forced.stdout
     assert "replaced server.py" in forced.stdout and "server.py.orig" in forced.stdout
     assert "added    README.md" in forced.stdout
     assert (project / "server.py.orig").read_text() == "# my edits\n"
