@@ -36,6 +36,8 @@ def main(argv: list[str]) -> int:
         return 1
     import uvicorn
 
+    _exit_with_parent()
+
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(128)
@@ -45,6 +47,23 @@ def main(argv: list[str]) -> int:
     print(f"{READY} {listener.getsockname()[1]}", flush=True)
     served.run(sockets=[listener])
     return 0
+
+
+def _exit_with_parent() -> None:
+    """A test session killed outright (SIGKILL, a closed terminal) cannot stop its app; the app stops itself
+    once its parent is gone, rather than holding its port for good."""
+    import os
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="appsdk-parent-watch").start()
 
 
 if __name__ == "__main__":
