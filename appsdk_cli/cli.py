@@ -23,6 +23,7 @@ from appsdk_cli.commands.plugin import plugin
 from appsdk_cli.commands.preview import preview
 from appsdk_cli.commands.skill import skill
 from appsdk_cli.commands.snapshot import snapshot
+from appsdk_cli.commands.test import test
 from appsdk_cli.commands.tunnel import tunnel
 from appsdk_cli.helptext import PANELS, GroupedCommands
 
@@ -79,6 +80,9 @@ app.command(short_help="List the tools: arguments, sign-in scopes and Apps SDK m
 app.command(short_help="List the resources and their MIME types.", rich_help_panel=INSPECT)(resources)
 app.command(short_help="Print one resource (a widget's HTML and _meta).", rich_help_panel=INSPECT)(read)
 app.command(short_help="Lint the app against ChatGPT's and the MCP Apps rules.", rich_help_panel=INSPECT)(check)
+app.command(short_help="Run the app's tests: rendered widgets, snapshots, a host matrix.", rich_help_panel=INSPECT)(
+    test
+)
 app.command(short_help="Record the release contract: what ChatGPT freezes at review.", rich_help_panel=SHIP)(snapshot)
 app.add_typer(plugin, short_help="Ship the app as a plugin: init, check, pack, install --codex.", rich_help_panel=SHIP)
 app.add_typer(apps, short_help="The local apps registry: add, remove, list, installed, read.", rich_help_panel=SHIP)

@@ -56,6 +56,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "read": ("appsdk read ui://widget/book-list.html", "appsdk read ui://widget/book-list.html --json"),
     "check": ("appsdk check", "appsdk check --url http://127.0.0.1:8000/mcp --strict"),
     "preview": ("appsdk preview list-books", "appsdk preview list-books --theme dark --screenshot picks.png"),
+    "test": ("appsdk test", "appsdk test --url http://127.0.0.1:8000/mcp --junitxml report.xml"),
     "tunnel": ("appsdk tunnel", "appsdk tunnel --domain books.ngrok.app"),
     "apps": ("appsdk apps add books --url http://127.0.0.1:8000/mcp", "appsdk apps read books --tools"),
     "apps add": (

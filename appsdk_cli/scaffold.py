@@ -149,6 +149,8 @@ def scaffold(
         files = sorted({path for source in sources for path in _render_tree(source, staging, values)})
         if react:
             files = _make_react(staging, files)
+        if auth:
+            files = _without_widget_tests(staging, files)
         if domain:
             _uncomment_tunnel_table(staging / "pyproject.toml")
         if occupied:
@@ -269,6 +271,18 @@ _REACT_EDITS: dict[str, list[tuple[str, str]]] = {
         ("## Put it in ChatGPT\n", "{{react_section}}\n## Put it in ChatGPT\n"),
     ],
     ".gitignore": [("build/\n", "build/\nweb/node_modules/\nweb/dist/\n")],
+    # Rendered tests need the built widget; before `appsdk build` they skip, saying so.
+    "tests/test_widget.py": [
+        (
+            "import pytest\n",
+            "from pathlib import Path\n\nimport pytest\n\n"
+            'BUILT_WIDGET = Path(__file__).resolve().parent.parent / "web" / "dist" / "index.html"\n'
+            "pytestmark = pytest.mark.skipif(\n"
+            "    not BUILT_WIDGET.is_file(),\n"
+            '    reason="the widget is not built yet: run `appsdk build` (or npm run build in web/)",\n'
+            ")\n",
+        )
+    ],
 }
 
 
@@ -294,6 +308,18 @@ def _make_react(staging: Path, files: list[Path]) -> list[Path]:
         (staging / "widgets").rmdir()
     dropped = {_HTML_WIDGET, Path("web/README-section.md")}
     return [path for path in files if path not in dropped]
+
+
+# The sign-in template's server answers only signed-in clients, and a test session does not sign in.
+_WIDGET_TESTS = (Path("tests/test_widget.py"), Path("tests/widget_states/empty.json"))
+
+
+def _without_widget_tests(staging: Path, files: list[Path]) -> list[Path]:
+    for path in _WIDGET_TESTS:
+        (staging / path).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        (staging / "tests" / "widget_states").rmdir()
+    return [path for path in files if path not in _WIDGET_TESTS]
 
 
 # The README's rows for the files `appsdk plugin init` writes (appended to the table's last row).

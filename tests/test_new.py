@@ -147,8 +147,8 @@ def test_force_lists_what_it_replaced_and_keeps_the_users_version(tmp_path: Path
 
     forced = appsdk("new", "demo", "--force", cwd=tmp_path)
     assert forced.returncode == 0, forced.stderr
-    # the 4 of before, AGENTS.md, skills_mcp.py and the skill's 2 files
-    assert "1 replaced, 1 added, 8 unchanged" in forced.stdout
+    # the 4 of before, AGENTS.md, skills_mcp.py and the skill's 2 files, the widget tests and their state
+    assert "1 replaced, 1 added, 10 unchanged" in forced.stdout
     assert "replaced server.py" in forced.stdout and "server.py.orig" in forced.stdout
     assert "added    README.md" in forced.stdout
     assert (project / "server.py.orig").read_text() == "# my edits\n"

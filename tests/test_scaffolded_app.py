@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -11,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 from mcp import Client
+from preview_helpers import CHROMIUM
 
 from appsdk_cli.scaffold import WidgetFlavor
 
@@ -43,9 +45,12 @@ def test_generated_tests_pass(book_club: Path):
         capture_output=True,
         text=True,
         timeout=120,
+        # A developer's first run, which writes the snapshots; under CI=true a missing one fails, as in jest.
+        env={k: v for k, v in os.environ.items() if k != "CI"},
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "5 passed" in result.stdout
+    # tests/test_widget.py renders the widget (5 tests): it needs Chromium, and skips, saying so, without.
+    assert ("10 passed" if CHROMIUM else "5 passed, 5 skipped") in result.stdout
 
 
 @pytest.mark.anyio

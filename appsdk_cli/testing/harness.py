@@ -1,0 +1,230 @@
+"""Rendering a widget for a test: one host and one browser per session, a fresh browser context per widget.
+
+    with Harness(app) as harness:
+        widget = harness.render(Rendering(tool="list-books", arguments={"month": "June"}, theme="dark"))
+        widget.texts(".title")
+
+The host is host/'s HostServer, the same one `appsdk preview` and the workbench run on: each rendering is
+one run on it (Run.shown), shown by the host page (`?run=ID&screenshot=1`, the page's chrome hidden) in
+Chromium through Playwright, found as preview/screenshot.py finds it ($APPSDK_CHROMIUM, else the
+system's). So a test sees what `appsdk preview` shows, in any profile, theme, locale, mode and device.
+
+A rendering waits until the host page says the widget settled (it took its data and stopped resizing),
+or until the widget reports an error: a widget that throws, is blocked by its CSP or never takes its
+data is a `WidgetProblem`, whose text is the cause in one line, not a timeout.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import TYPE_CHECKING, Any
+
+from appsdk_cli.errors import AppsdkError
+from appsdk_cli.testing.rendering import FIXED_TIME_ZONE, Rendering, SourcePlace, WidgetProblem
+
+if TYPE_CHECKING:
+    from appsdk_cli.host.server import HostServer
+    from appsdk_cli.host.session import PreviewSession
+    from appsdk_cli.testing.app import App
+    from appsdk_cli.testing.widget import RenderedWidget
+
+SETTLE_TIMEOUT = 20.0
+# A fixed instant for Date in every frame, so a widget that prints "today" looks the same on every run.
+FIXED_TIME = "2026-01-15T12:00:00Z"
+# Ready once settled, or as soon as the widget reports an error or a CSP block (no wait for the give-up).
+_READY = """() => {
+  const p = window.appsdkPreview;
+  if (!p) return false;
+  return p.settled || p.log.some((e) => (e.kind === "error" || e.kind === "csp") && e.level === "error");
+}"""
+
+
+class BrowserMissing(AppsdkError):
+    """No Chromium or no Playwright here: rendered tests skip, saying what to install."""
+
+
+def browser_requirements() -> str:
+    """The Chromium to drive; BrowserMissing (one line naming what to install) when it or Playwright is not here."""
+    from appsdk_cli.preview.screenshot import screenshot_requirements
+
+    try:
+        return screenshot_requirements()
+    except AppsdkError as missing:
+        raise BrowserMissing(str(missing).replace("--screenshot needs", "rendered widget tests need")) from None
+
+
+class Harness:
+    """A host and a browser for a test session; `render` gives one RenderedWidget per call."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._host: HostServer | None = None
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._comparator: Any = None
+        self._thread: Any = None
+
+    def __enter__(self) -> Harness:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- the session's host and browser, started on first use ----------------------------------------
+
+    @property
+    def host(self) -> HostServer:
+        if self._host is None:
+            from appsdk_cli.host.server import HostServer
+            from appsdk_cli.host.session import PreviewOptions
+
+            server = self.app.target.url or self.app.target.description
+            self._host = HostServer(PreviewOptions(time_zone=FIXED_TIME_ZONE), server=server).start()
+        return self._host
+
+    @property
+    def browser(self) -> Any:
+        """Chromium, on a thread of its own (browserthread.py says why)."""
+        if self._browser is None:
+            chromium = browser_requirements()
+            from playwright.sync_api import sync_playwright
+
+            from appsdk_cli.preview.screenshot import launch_options, this_process_sandbox
+            from appsdk_cli.testing.browserthread import BrowserThread
+
+            self._thread = BrowserThread()
+            self._playwright = self._thread.start(lambda: sync_playwright().start())
+            self._browser = self._playwright.chromium.launch(**launch_options(chromium, this_process_sandbox()))
+        return self._browser
+
+    def comparator(self) -> Any:
+        """A blank page of the session's browser, where snapshots are decoded and compared (snapshots.py)."""
+        if self._comparator is None:
+            self._comparator = self.browser.new_page()
+        return self._comparator
+
+    def close(self) -> None:
+        if self._browser is not None:
+            self._browser.close()
+            self._browser = None
+        if self._playwright is not None:
+            self._playwright.stop()
+            self._playwright = None
+        if self._thread is not None:
+            self._thread.close()
+            self._thread = None
+        if self._host is not None:
+            self._host.close()
+            self._host = None
+
+    # --- one rendering ---------------------------------------------------------------------------------
+
+    def session_for(self, rendering: Rendering) -> PreviewSession:
+        """What the host shows: the tool called now (or the data given), its widget template, its tools."""
+        from appsdk_cli.appmeta import tool_meta, without_tool_crash
+        from appsdk_cli.host.session import PreviewSession, template_warnings, widget_tools
+        from appsdk_cli.remote import request_meta
+
+        definition = self.app.tool(rendering.tool)
+        meta = tool_meta(definition)
+        if not meta.template:
+            raise AppsdkError(
+                f"{rendering.tool} declares no widget (no _meta.ui.resourceUri or openai/outputTemplate);"
+                " call it with app.call_tool() instead"
+            )
+        if rendering.call:
+            result = self.app.call_tool(rendering.tool, rendering.arguments, meta=request_meta(locale=rendering.locale))
+        else:
+            result = {"content": list(rendering.content or [])}
+            if rendering.structured_content is not None:
+                result["structuredContent"] = rendering.structured_content
+            if rendering.meta is not None:
+                result["_meta"] = rendering.meta
+        template = self.app.template(meta.template)
+        tools = self.app.tools()
+        return PreviewSession(
+            target=self.app.target,
+            tool=meta,
+            arguments=dict(rendering.arguments),
+            result=without_tool_crash(result),
+            template=template,
+            widget_tools=widget_tools(tools),
+            warnings=template_warnings(template),
+            tool_definition=definition,
+            tools=tools,
+        )
+
+    def render(self, rendering: Rendering, **widget_options: Any) -> RenderedWidget:
+        from appsdk_cli.host.profiles import DEVICES
+        from appsdk_cli.host.run import Run
+        from appsdk_cli.testing.widget import RenderedWidget
+
+        _check_choices(rendering)
+        session = self.session_for(rendering)
+        browser = self.browser
+        with self._lock:
+            run_id = f"test-{next(self._ids)}"
+        self.host.add_run(Run.shown(run_id, session))
+        context = browser.new_context(
+            viewport=dict(DEVICES[rendering.device].viewport),
+            device_scale_factor=1,
+            locale=rendering.locale,
+            timezone_id=rendering.time_zone,
+            reduced_motion="reduce",
+            color_scheme=rendering.theme,
+        )
+        context.set_default_timeout(SETTLE_TIMEOUT * 1000)
+        page = context.new_page()
+        page.clock.set_fixed_time(FIXED_TIME)
+        url = self.host.page_url(
+            screenshot=True,
+            run=run_id,
+            profile=rendering.profile,
+            theme=rendering.theme,
+            displayMode=rendering.display_mode,
+            locale=rendering.locale,
+            device=rendering.device,
+            tz=rendering.time_zone,
+        )
+        place = SourcePlace.of(self.host.origins.view_origin, session.template.uri, session.template.html)
+        widget = RenderedWidget(self, rendering, run_id, context, page, place=place, **widget_options)
+        settled = False
+        try:
+            page.goto(url)
+            page.wait_for_function(_READY, timeout=SETTLE_TIMEOUT * 1000)
+            settled = True
+        except Exception as problem:
+            if type(problem).__name__ != "TimeoutError":
+                widget.close()
+                raise
+        if not settled:
+            widget.close()
+            raise WidgetProblem(f"{rendering.label()}: the host page did not settle within {SETTLE_TIMEOUT:g} s")
+        if not rendering.allow_problems:
+            causes = widget.problems()
+            if causes:
+                widget.close()
+                more = f" (and {len(causes) - 1} more: {'; '.join(causes[1:])})" if len(causes) > 1 else ""
+                raise WidgetProblem(f"{rendering.label()}: {causes[0]}{more}")
+        return widget
+
+    def forget(self, run_id: str) -> None:
+        if self._host is not None:
+            self._host.drop_run(run_id)
+
+
+def _check_choices(rendering: Rendering) -> None:
+    from appsdk_cli.host.profiles import DEVICES, PROFILES
+    from appsdk_cli.host.session import DISPLAY_MODES, THEMES
+
+    for what, value, choices in (
+        ("profile", rendering.profile, tuple(PROFILES)),
+        ("theme", rendering.theme, THEMES),
+        ("display mode", rendering.display_mode, DISPLAY_MODES),
+        ("device", rendering.device, tuple(DEVICES)),
+    ):
+        if value not in choices:
+            raise AppsdkError(f"unknown {what} {value!r}; one of {', '.join(choices)}")
