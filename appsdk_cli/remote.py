@@ -282,7 +282,7 @@ def list_tools(target: Target) -> ToolsOutcome:
             ToolCache().remember(key, ToolList(listed, dict(client.dropped_tools)))
         era = client.era.label if client.era else ""
         outcome = ToolsOutcome(target, listed, [tool_meta(t) for t in listed], era, None, dict(client.dropped_tools))
-        outcome.server_ui = ui_extension(client.server.capabilities) if client.server else None
+        outcome.server_ui = ui_extension(client.server_capabilities())
         _add_skills(client, outcome)
         return outcome
 

@@ -676,16 +676,20 @@ class McpClient:
 
     @property
     def declares_skills(self) -> bool:
+        extensions = self.server_capabilities().get("extensions")
+        return isinstance(extensions, dict) and SKILLS_EXTENSION in extensions
+
+    def server_capabilities(self) -> dict[str, Any]:
+        """The server's capabilities ({} when it will not say). In 2026-07-28 a result's serverInfo stamp names
+        the server but not its capabilities, and a cached era skips discovery: server/discover is asked once."""
         if self.modern and self.discovered is None:
-            # A result's serverInfo stamp named the server but not its capabilities: only discover says them.
             try:
                 self._server = self._info_from_discover(self.discover())
             except AuthRequired:
                 raise
             except ProtocolError:
-                return False
-        extensions = self.server.capabilities.get("extensions") if self.server else None
-        return isinstance(extensions, dict) and SKILLS_EXTENSION in extensions
+                return {}
+        return self.server.capabilities if self.server else {}
 
     def list_skills(self) -> list[dict[str, Any]]:
         """Every page of `skills/list`: each skill's entry (uri, frontmatter, resources with digests)."""

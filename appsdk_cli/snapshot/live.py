@@ -99,7 +99,7 @@ def _collect(target: Target, *, call_tools: bool, calling: CallWatcher | None) -
             server_version=info.version if info else "",
             instructions=info.instructions if info else None,
             protocol_versions=[info.protocol_version] if info else [],
-            server_ui=ui_extension(info.capabilities) if info else None,
+            server_ui=ui_extension(client.server_capabilities()),
             tools=client.list_tools(),
             resources=client.list_resources(),
         )
