@@ -2,8 +2,8 @@
 (hostContext.containerDimensions) and what the frame does agree, in the preview page and side by side in
 the workbench. Real browser (Debian's Chromium through Playwright), real server (tests/fixtures/sizing_app.py).
 
-ChatGPT's inline card follows the view's height (profiles.py says why and cites it) and starts at 400 px,
-so a view that fills its container and reports nothing fills 400 px; a view that reports 900 px grows to it.
+ChatGPT's inline card follows the view's height (profiles.py says why and cites it): a view 400 px tall
+that reports nothing is framed at 400 px (the host measures it), and one that reports 900 px grows to it.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def test_the_frame_does_what_the_view_is_told_in_each_profile(browser, sizing_ap
     context = browser.new_context(viewport={"width": 1200, "height": 1000})
     page = context.new_page()
     try:
-        for tool, reported in (("fill", None), ("grow", 900)):
+        for tool, reported in (("fixed", 400), ("grow", 900)):
             preview = PreviewServer(prepare(Target(url=sizing_app.url), tool, []), PreviewOptions()).start()
             try:
                 page.goto(preview.page_url(profile=profile))
@@ -76,13 +76,10 @@ def test_the_frame_does_what_the_view_is_told_in_each_profile(browser, sizing_ap
                 frame = settled_height(page)
                 seen = seen_by(view_frame(page))
                 assert_agree(seen["container"], frame, seen["innerHeight"], reported)
+                assert "height" not in seen["container"] and "maxHeight" not in seen["container"]
+                assert frame == reported, (profile, tool, frame)
                 if profile == "chatgpt":
-                    assert "height" not in seen["container"] and seen["container"]["maxWidth"] == 768
-                    # A view that fills its container fills ChatGPT's 400 px start; one that reports grows.
-                    assert frame == (400 if tool == "fill" else 900), (tool, frame)
-                else:
-                    assert "height" not in seen["container"] and "maxHeight" not in seen["container"]
-                    assert frame == (150 if tool == "fill" else 900), (profile, tool, frame)
+                    assert seen["container"]["maxWidth"] == 768
             finally:
                 preview.close()
     finally:

@@ -220,7 +220,6 @@ class HostProfile:
     styles: dict[str, dict[str, str]]  # styles.variables per theme
     user_agent: str  # hostContext.userAgent
     cdn_allowance: tuple[str, ...] = ()  # origins allowed without being declared (when the toggle is on)
-    inline_start_height: int = 150  # the inline frame's height before the view reports one
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def to_json(self) -> dict[str, Any]:
@@ -233,7 +232,6 @@ class HostProfile:
             "sandbox": self.sandbox,
             "displayModes": list(self.display_modes),
             "inlineContainer": self.inline_container,
-            "inlineStartHeight": self.inline_start_height,
             "maxWidth": self.max_width,
             "openai": self.openai,
             "styles": self.styles,
@@ -296,14 +294,13 @@ PROFILES: dict[str, HostProfile] = {
         display_modes=("inline", "pip", "fullscreen"),
         # Inline, ChatGPT sizes the frame to the view: OpenAI's UI guidelines have cards "expand in height
         # to match their content" with no nested scrolling (developers.openai.com/apps-sdk/concepts/
-        # ui-guidelines), sunpeak measured the card's div following the resource's height to 20,000 px
-        # with window.openai.maxHeight undefined inline (dev.to/abewheeler/chatgpt-app-display-mode-
-        # reference-49im), and mcp-use saw ChatGPT pin the width and let only the height follow the
-        # view (github.com/mcp-use/mcp-use/issues/1459). MCPJam's capture of ChatGPT's hostContext says
-        # {height: 400, maxWidth: 768}; a spec-reading view takes `height` as fixed, which the frame is
-        # not, so the profile tells what the frame does, and starts it at the captured 400 px.
+        # ui-guidelines), sunpeak measured the card's div following the resource's height (270 px for a
+        # short one, up to 20,000 px) with window.openai.maxHeight undefined inline (dev.to/abewheeler/
+        # chatgpt-app-display-mode-reference-49im), and mcp-use saw ChatGPT pin the width and let only
+        # the height follow the view (github.com/mcp-use/mcp-use/issues/1459). MCPJam's capture of
+        # ChatGPT's hostContext says {height: 400, maxWidth: 768}; a spec-reading view takes `height` as
+        # fixed, which the frame is not, so the profile tells what the frame does.
         inline_container={"maxWidth": 768},
-        inline_start_height=400,
         max_width=768,
         openai=True,
         styles=CHATGPT_STYLES,
@@ -311,9 +308,9 @@ PROFILES: dict[str, HostProfile] = {
         cdn_allowance=CHATGPT_CDNS,
         notes=(
             "ChatGPT reads ui.csp or openai/widgetCSP (unconfirmed which): the preview applies both.",
-            "Inline, the frame starts at 400 px and follows the widget's height; ChatGPT was captured telling"
-            " views containerDimensions {height: 400, maxWidth: 768}, which the preview does not repeat, since"
-            " a view reads `height` as fixed.",
+            "Inline, the frame follows the widget's height; ChatGPT was captured telling views"
+            " containerDimensions {height: 400, maxWidth: 768}, which the preview does not repeat, since a view"
+            " reads `height` as fixed.",
         ),
     ),
     "mcp-apps": HostProfile(

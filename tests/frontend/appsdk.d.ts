@@ -33,7 +33,6 @@ interface AppsdkProfile {
   displayModes: McpUiDisplayMode[];
   /** The container a ChatGPT-like host gives an inline view; null: flexible height. */
   inlineContainer: { height?: number; maxHeight?: number; width?: number; maxWidth?: number } | null;
-  inlineStartHeight: number;
   maxWidth: number;
   openai: boolean;
   styles: Record<McpUiTheme, Record<string, string>>;

@@ -22,7 +22,6 @@ test("the tallest a view may be: the profile's inline bound (none: undefined), p
 test("ChatGPT's inline container: the column's width (at most 768, narrowed to a phone's), the height the view's", () => {
   const inline = catalog.profiles.chatgpt.inlineContainer;
   assert.deepEqual(inline, { maxWidth: 768 });
-  assert.equal(catalog.profiles.chatgpt.inlineStartHeight, 400);
   const where = { mode: "inline", fullscreenHeight: 800, inlineContainer: inline };
   assert.deepEqual(sizing.containerDimensions({ ...where, width: 1024 }), { maxWidth: 768 });
   assert.deepEqual(sizing.containerDimensions({ ...where, width: 390 }), { maxWidth: 390 });
@@ -44,7 +43,7 @@ test("what the view is told and what the frame does agree, in every profile", ()
   for (const profile of Object.values(catalog.profiles)) {
     const told = sizing.containerDimensions({ mode: "inline", width: 700, fullscreenHeight: 800, inlineContainer: profile.inlineContainer });
     const frame = (reported) =>
-      sizing.frameHeight({ mode: "inline", reported, source: "bridge", inlineContainer: profile.inlineContainer, startHeight: profile.inlineStartHeight }).height;
+      sizing.frameHeight({ mode: "inline", reported, source: "bridge", inlineContainer: profile.inlineContainer }).height;
     if (told.height !== undefined) {
       assert.equal(frame(120), told.height, `${profile.name}: a fixed container is that tall, whatever the view reports`);
       assert.equal(frame(1900), told.height, profile.name);
@@ -55,7 +54,7 @@ test("what the view is told and what the frame does agree, in every profile", ()
       assert.equal(frame(300), 300, `${profile.name}: an unbounded container follows the view`);
       assert.equal(frame(5000), 5000, profile.name);
     }
-    assert.equal(frame(null), profile.inlineStartHeight, `${profile.name}: the start before the view reports`);
+    assert.equal(frame(null), sizing.START_HEIGHT, `${profile.name}: the start before the view reports`);
   }
   // A flexible container with a cap, and a fixed one, from a profile that has one (none of the three does today).
   assert.equal(sizing.frameHeight({ mode: "inline", reported: 900, source: "bridge", inlineContainer: { maxHeight: 600 } }).height, 600);
@@ -68,14 +67,13 @@ test("what the view is told and what the frame does agree, in every profile", ()
   });
 });
 
-test("the frame starts at the profile's start, never under 40 px, and pip stops at its cap", () => {
+test("the frame starts low, never under 40 px, and pip stops at its cap", () => {
   assert.deepEqual(sizing.frameHeight({ mode: "inline", reported: null, source: null }), {
     height: 150,
     limit: 8000,
     wanted: 150,
     runaway: false,
   });
-  assert.equal(sizing.frameHeight({ mode: "inline", reported: null, source: null, startHeight: 400 }).height, 400);
   assert.equal(sizing.frameHeight({ mode: "inline", reported: 12, source: "measured" }).height, 40);
   assert.equal(sizing.frameHeight({ mode: "pip", reported: 2000, source: "bridge" }).height, 480);
 });

@@ -11,8 +11,8 @@
 // pip is a fixed-size overlay in every profile; fullscreen is what the window gives.
 export const PIP_MAX_HEIGHT = 480;
 export const RUNAWAY_HEIGHT = 8000;
-// Where an inline frame starts when the profile names no start: low, since a widget measuring
-// documentElement.scrollHeight would otherwise report the start height back.
+// Where an inline frame starts: low, since a widget measuring documentElement.scrollHeight would
+// otherwise report the start height back and never shrink below it.
 export const START_HEIGHT = 150;
 export const MIN_HEIGHT = 40;
 
@@ -55,13 +55,13 @@ export function containerDimensions({ mode, width, fullscreenHeight, inlineConta
 /**
  * The frame's height outside fullscreen for what the widget reported, the limit it ran into, and
  * whether that was a runaway (a height past RUNAWAY_HEIGHT: a resize loop, probably).
- * @param {{ mode: "inline" | "pip", reported: number | null, source: HeightSource | null, inlineContainer?: InlineContainer, startHeight?: number }} view
+ * @param {{ mode: "inline" | "pip", reported: number | null, source: HeightSource | null, inlineContainer?: InlineContainer }} view
  * @returns {{ height: number, limit: number, runaway: boolean, wanted: number }}
  */
-export function frameHeight({ mode, reported, inlineContainer = null, startHeight = START_HEIGHT }) {
+export function frameHeight({ mode, reported, inlineContainer = null }) {
   const fixed = mode === "inline" && inlineContainer ? inlineContainer.height : undefined;
   if (fixed !== undefined) return { height: fixed, limit: fixed, wanted: reported || fixed, runaway: false };
-  const wanted = reported || startHeight;
+  const wanted = reported || START_HEIGHT;
   const limit = mode === "pip" ? PIP_MAX_HEIGHT : (inlineContainer && inlineContainer.maxHeight) || RUNAWAY_HEIGHT;
   return {
     height: Math.min(Math.max(wanted, MIN_HEIGHT), limit),

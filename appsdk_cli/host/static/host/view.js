@@ -100,7 +100,6 @@ export function applyHeight(host) {
     reported: state.reportedHeight,
     source: state.heightSource,
     inlineContainer: profile.inlineContainer,
-    startHeight: profile.inlineStartHeight,
   });
   if (size.runaway && !state.runawayLogged) {
     state.runawayLogged = true;
