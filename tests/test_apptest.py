@@ -288,8 +288,25 @@ def vanillajs(node_clients) -> Iterator[RunningServer]:
 @pytest.mark.skipif(shutil.which("node") is None, reason="NODE IS MISSING: the interop servers are node programs")
 def test_appsdk_test_url_smoke_tests_a_third_party_mcp_apps_server(vanillajs: RunningServer, tmp_path: Path):
     needs_chromium()
+    # Run from a folder that is no project but holds others' tests below it (as /tmp or a home folder
+    # does): the smoke suite runs, and nothing of theirs is collected.
+    elsewhere = tmp_path / "someone-else" / "tests"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "test_theirs.py").write_text("def test_theirs():\n    raise SystemExit('collected')\n")
     result = run([*APPSDK, "test", "--url", vanillajs.url, "--", "-v"], tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     for profile in ("chatgpt", "mcp-apps", "claude"):
         assert f"test_widget_renders[get-time-{profile}] PASSED" in result.stdout
     assert "appsdk test (the generated smoke suite): 3 passed" in result.stdout
+
+
+def test_appsdk_test_outside_a_project_says_where_to_run_it(tmp_path: Path):
+    (tmp_path / "stray").mkdir()
+    (tmp_path / "stray" / "test_theirs.py").write_text("def test_theirs():\n    pass\n")
+    result = run([*APPSDK, "test"], tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"error: {tmp_path} is no project folder (no pyproject.toml): run appsdk test in your app's folder,"
+        " give its PATH, or give --url URL to smoke-test a server"
+    ]
+    assert "test_theirs" not in result.stdout

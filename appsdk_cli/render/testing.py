@@ -26,6 +26,13 @@ def test_summary(outcome: TestOutcome) -> None:
     if outcome.pytest_exit == 2 and not (outcome.passed or outcome.failures):
         say(console, "appsdk test: interrupted")
         return
+    if outcome.pytest_exit not in (0, 1) and not (outcome.passed or outcome.failures or outcome.skipped):
+        # pytest stopped before it counted a test (a usage error, an internal error): its own output says why.
+        say(
+            console,
+            f"[red]appsdk test: pytest stopped before any test ran[/red] (exit {outcome.pytest_exit}; see above)",
+        )
+        return
     say(console, f"appsdk test ({what}): {', '.join(parts)} in {outcome.seconds:.1f} s")
     for failure in outcome.failures:
         say(console, f"  [red]✗[/red] {escape(failure.test)}: {escape(failure.line)}")

@@ -59,6 +59,14 @@ def has_tests(folder: Path) -> bool:
     return False
 
 
+PROJECT_FILES = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", "conftest.py")
+
+
+def is_project(folder: Path) -> bool:
+    """A folder pytest would treat as a project's root: one of its configuration files is there."""
+    return any((folder / name).is_file() for name in PROJECT_FILES)
+
+
 def pytest_command(
     path: Path | None,
     pytest_args: list[str],
@@ -86,7 +94,16 @@ def pytest_command(
     command = [sys.executable, "-m", "pytest"]
     if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         command += ["-p", "appsdk_cli.testing.plugin"]
-    smoke = bool(url or stdio) and not has_tests(where)
+    if path is None and not is_project(where):
+        # Not an app's folder: walking it for tests (a home folder, /tmp) would collect everyone's.
+        if not (url or stdio):
+            raise UsageError(
+                f"{where} is no project folder (no pyproject.toml): run appsdk test in your app's folder, give"
+                " its PATH, or give --url URL to smoke-test a server"
+            )
+        smoke = True
+    else:
+        smoke = bool(url or stdio) and not has_tests(where)
     if smoke:
         ini = config_dir / "pytest.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
