@@ -131,6 +131,7 @@ def test_loading_the_plugin_imports_nothing_heavy():
 
 
 def test_no_tests_is_exit_1_and_a_bad_pytest_option_is_exit_2(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "empty"\n')  # a project without tests
     empty = run([*APPSDK, "test"], tmp_path)
     assert empty.returncode == 1, empty.stdout + empty.stderr
     assert "appsdk test: no tests ran" in empty.stdout
