@@ -271,16 +271,27 @@ _REACT_EDITS: dict[str, list[tuple[str, str]]] = {
         ("## Put it in ChatGPT\n", "{{react_section}}\n## Put it in ChatGPT\n"),
     ],
     ".gitignore": [("build/\n", "build/\nweb/node_modules/\nweb/dist/\n")],
-    # Rendered tests need the built widget; before `appsdk build` they skip, saying so.
+    # Rendered tests need the built widget: built once per run when it is missing or older than web/src.
     "tests/test_widget.py": [
         (
             "import pytest\n",
-            "from pathlib import Path\n\nimport pytest\n\n"
-            'BUILT_WIDGET = Path(__file__).resolve().parent.parent / "web" / "dist" / "index.html"\n'
-            "pytestmark = pytest.mark.skipif(\n"
-            "    not BUILT_WIDGET.is_file(),\n"
-            '    reason="the widget is not built yet: run `appsdk build` (or npm run build in web/)",\n'
-            ")\n",
+            "import subprocess\nimport sys\nfrom pathlib import Path\n\nimport pytest\n\n"
+            "PROJECT = Path(__file__).resolve().parent.parent\n"
+            'BUILT_WIDGET = PROJECT / "web" / "dist" / "index.html"\n\n\n'
+            '@pytest.fixture(scope="module", autouse=True)\n'
+            "def built_widget() -> None:\n"
+            '    """The widget the server hands the host is web/dist/index.html: build it when it is missing or older\n'
+            '    than a source in web/src, so the tests render the widget as the code stands."""\n'
+            '    sources = [p for p in (PROJECT / "web" / "src").rglob("*") if p.is_file()]\n'
+            "    built = BUILT_WIDGET.stat().st_mtime if BUILT_WIDGET.is_file() else None\n"
+            "    if built is not None and all(p.stat().st_mtime <= built for p in sources):\n"
+            "        return\n"
+            '    if not (PROJECT / "web" / "node_modules").is_dir():\n'
+            '        pytest.skip("the widget is not built and its packages are not installed: npm install in web/")\n'
+            '    command = [sys.executable, "-m", "appsdk_cli", "build", str(PROJECT)]\n'
+            "    build = subprocess.run(command, capture_output=True, text=True)\n"
+            "    if build.returncode != 0:\n"
+            '        pytest.fail(f"appsdk build failed: {(build.stderr or build.stdout).strip()}", pytrace=False)\n\n',
         )
     ],
 }

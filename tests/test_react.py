@@ -153,6 +153,26 @@ def react_app(tmp_path_factory) -> Path:
     return parent / "shelf"
 
 
+@NEEDS_CHROMIUM
+def test_the_react_apps_own_widget_tests_build_the_widget_and_pass_out_of_the_box(react_app: Path):
+    """Right after `appsdk new --template react` (packages installed, nothing built): the app's own tests
+    build web/dist/index.html themselves and render it, as the html template's do at once. Defined
+    first of the react_app tests, so it runs before any of them builds."""
+    dist = react_app / "web" / "dist" / "index.html"
+    assert not dist.exists()
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=react_app,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={k: v for k, v in os.environ.items() if k != "CI"},  # a first run writes its snapshots
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "10 passed" in result.stdout, result.stdout
+    assert dist.is_file()
+
+
 def _build(project: Path) -> subprocess.CompletedProcess:
     return appsdk("build", str(project), timeout=300)
 
