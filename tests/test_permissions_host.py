@@ -216,17 +216,6 @@ def test_a_widgets_call_of_a_destructive_tool_waits_then_runs_on_allow_and_is_re
 # --- the workbench --------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def bench_page(browser) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    opened = context.new_page()
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    assert not errors, f"the workbench page threw: {errors}"
-
-
 def run_in_bench(page, tool: str, index: int, *, held: bool = False) -> None:
     page.locator(f'#tool-list [data-tool="{tool}"]').click()
     page.click("#run-button")
@@ -243,11 +232,11 @@ def run_in_bench(page, tool: str, index: int, *, held: bool = False) -> None:
 
 @NEEDS_CHROMIUM
 def test_the_workbench_mode_switch_holds_a_destructive_run_and_a_widgets_call_but_not_a_read_only_run(
-    bench_page, notes_app
+    workbench_page, notes_app
 ) -> None:
     from appsdk_cli.workbench import Workbench
 
-    page = bench_page
+    page = workbench_page
     with Workbench(Target(url=notes_app.url)) as bench:
         page.goto(bench.url)
         page.wait_for_function("() => window.appsdkWorkbench && window.appsdkWorkbench.ready")
