@@ -278,17 +278,25 @@ def tools(
     protocol: Protocol = "auto",
     trace: TraceFile = None,
     no_ui: NoUi = False,
+    show_all: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Every tool in full (arguments, widget, hints, visibility), however many; without it, more"
+            " than 50 tools are listed one line each.",
+        ),
+    ] = False,
 ) -> None:
     """List the server's tools with their Apps SDK metadata: widget, status texts, hints, visibility;
     and the server's skills (skills/list), each file with its digest; with --verbose, also which protocol
-    eras the server speaks."""
+    eras the server speaks. A server with many tools gets one line per tool (--all for every detail)."""
     from appsdk_cli import remote
     from appsdk_cli.render.calls import tools_list
 
     with _said_when_interrupted("the tool list"), _tracing(trace) as tracer:
         target = _target(url, stdio, timeout, token, protocol, client_id, trace=tracer, ui=not no_ui)
         outcome = remote.list_tools(target)
-    tools_list(outcome, as_json=as_json, verbose=verbose)
+    tools_list(outcome, as_json=as_json, verbose=verbose, show_all=show_all)
 
 
 def resources(

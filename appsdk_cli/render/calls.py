@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 from appsdk_cli import mcpskills
 from appsdk_cli.render.console import count, json_line, printable, stdout
 
+# Past this many tools, `tools` lists one line each (`--all` shows every entry in full): nobody reads
+# thousands of seven-line entries, and printing them took 25 s at 5,000 tools. The help of --all says 50.
+COMPACT_TOOLS = 50
+
 
 def _pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
@@ -101,7 +105,7 @@ def interrupted(waiting_for: str) -> None:
     stderr().print(f"[yellow]interrupted[/] (Ctrl-C) while waiting for {escape(waiting_for)}", soft_wrap=True)
 
 
-def tools_list(outcome: ToolsOutcome, *, as_json: bool, verbose: bool = False) -> None:
+def tools_list(outcome: ToolsOutcome, *, as_json: bool, verbose: bool = False, show_all: bool = True) -> None:
     if as_json:
         eras = outcome.eras.as_json() if outcome.eras is not None else None
         listing = {"tools": outcome.tools, "era": outcome.era, "eras": eras, "dropped": outcome.dropped}
@@ -113,6 +117,11 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool, verbose: bool = False) -
     console = stdout()
     console.print(f"[bold]{count(len(outcome.metas), 'tool')}[/] [dim]on {escape(outcome.target.description)}[/]")
     _eras_lines(console, outcome, verbose=verbose)
+    if not show_all and len(outcome.metas) > COMPACT_TOOLS:
+        _compact_tools(console, outcome)
+        if outcome.skills is not None:
+            _skills_lines(console, outcome)
+        return
     # Widget calls matter once some tool names a widget or says which widgets may call it.
     has_widgets = any(
         t.template or t.ui_visibility is not None or t.widget_accessible is not None for t in outcome.metas
@@ -153,6 +162,26 @@ def tools_list(outcome: ToolsOutcome, *, as_json: bool, verbose: bool = False) -
         console.print("[dim]Call one: appsdk call NAME KEY=VALUE ...[/]")
     if outcome.skills is not None:
         _skills_lines(console, outcome)
+
+
+def _compact_tools(console: Any, outcome: ToolsOutcome) -> None:
+    """One line per tool: its name, title, widget and hints. Printed as one text, since rich's cost is per
+    print (thousands of seven-line entries took 25 s at 5,000 tools)."""
+    from appsdk_cli.render.console import escape
+
+    lines = []
+    for tool in outcome.metas:
+        title = f" [dim]- {escape(tool.title)}[/]" if tool.title else ""
+        widget = f"  [cyan]widget[/] {escape(tool.template)}" if tool.template else ""
+        lines.append(f"[bold]{escape(tool.name)}[/]{title}{widget}  [dim]{_hints(tool)}[/]")
+    console.print()
+    console.print("\n".join(lines), soft_wrap=True)
+    console.print()
+    console.print(
+        f"[dim]{count(len(outcome.metas), 'tool')}, one line each: `appsdk tools --all` shows each in full,"
+        " `--json` every field; call one: appsdk call NAME KEY=VALUE ...[/]",
+        soft_wrap=True,
+    )
 
 
 def _skills_lines(console: Any, outcome: ToolsOutcome) -> None:
