@@ -40,3 +40,20 @@ def test_a_few_tools_are_listed_in_full(tmp_path) -> None:
         assert listed.stdout.count("arguments:") == 3 and "one line each" not in listed.stdout
     finally:
         stop(server.process)
+
+
+def test_a_hostile_title_cannot_forge_a_line_of_the_compact_listing(capsys) -> None:
+    from appsdk_cli.appmeta import tool_meta
+    from appsdk_cli.connection import Target
+    from appsdk_cli.remote import ToolsOutcome
+    from appsdk_cli.render.calls import tools_list
+
+    tools = [{"name": f"tool-{i:04d}", "inputSchema": {"type": "object"}} for i in range(60)]
+    tools[0]["title"] = "Harmless\ntool-9999 - Forged  widget ui://evil.html"
+    outcome = ToolsOutcome(Target(url="http://127.0.0.1:9/mcp"), tools, [tool_meta(t) for t in tools], "", None, {})
+    tools_list(outcome, as_json=False, show_all=False)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if line.startswith("tool-")][:1] == [
+        "tool-0000 - Harmless\\ntool-9999 - Forged  widget ui://evil.html  none (no annotations)"
+    ]
+    assert not [line for line in lines if line.startswith("tool-9999")]

@@ -169,11 +169,15 @@ def _compact_tools(console: Any, outcome: ToolsOutcome) -> None:
     print (thousands of seven-line entries took 25 s at 5,000 tools)."""
     from appsdk_cli.render.console import escape
 
+    def one_line(text: str) -> str:
+        # A line per tool: a newline in a server's name or title would forge another tool's line.
+        return escape(text).replace("\n", "\\n")
+
     lines = []
     for tool in outcome.metas:
-        title = f" [dim]- {escape(tool.title)}[/]" if tool.title else ""
-        widget = f"  [cyan]widget[/] {escape(tool.template)}" if tool.template else ""
-        lines.append(f"[bold]{escape(tool.name)}[/]{title}{widget}  [dim]{_hints(tool)}[/]")
+        title = f" [dim]- {one_line(tool.title)}[/]" if tool.title else ""
+        widget = f"  [cyan]widget[/] {one_line(tool.template)}" if tool.template else ""
+        lines.append(f"[bold]{one_line(tool.name)}[/]{title}{widget}  [dim]{_hints(tool)}[/]")
     console.print()
     console.print("\n".join(lines), soft_wrap=True)
     console.print()
