@@ -461,5 +461,8 @@ def widget_rules(template_meta: dict[str, Any], server_url: str | None) -> dict[
     found = claude_domain_problem(ui.get("domain"), public_https_url(server_url))
     if found:
         message, fatal = found
-        rules["claude"]["refuse" if fatal else "warn"] = message if fatal else [message]
+        if fatal:
+            rules["claude"]["refuse"] = message
+        else:
+            rules["claude"]["warn"].append(message)
     return rules

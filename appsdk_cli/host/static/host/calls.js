@@ -321,9 +321,7 @@ async function makeDeferredCall(host) {
  * @param {Host} host
  */
 async function runDeferredCall(host) {
-  const wasDeferred = host.session.deferred;
   if (await makeDeferredCall(host)) sendResult(host, host.session.result);
-  else if (wasDeferred) host.session.pending = true;
 }
 
 /**
