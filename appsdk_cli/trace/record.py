@@ -128,28 +128,24 @@ def write_jsonl(records: Iterable[dict[str, Any]], target: IO[str]) -> None:
         target.write(dumps_record(record) + "\n")
 
 
+def parse_line(line: str | bytes, number: int) -> dict[str, Any]:
+    """One line of a trace file as its record; a TraceFormatError (naming the line) unless a JSON object."""
+    try:
+        record = json.loads(line)
+    except ValueError as problem:
+        raise TraceFormatError(f"line {number} of the trace is not JSON: {problem}") from None
+    if not isinstance(record, dict):
+        raise TraceFormatError(f"line {number} of the trace is not a JSON object")
+    return record
+
+
 def iter_jsonl(text: str) -> Iterator[dict[str, Any]]:
     """The records of a trace file's text; a line that is not a JSON object is a TraceFormatError."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as problem:
-            raise TraceFormatError(f"line {number} of the trace is not JSON: {problem}") from None
-        if not isinstance(record, dict):
-            raise TraceFormatError(f"line {number} of the trace is not a JSON object")
-        yield record
-
-
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as problem:
-        raise TraceFormatError(
-            f"cannot read the trace {path}: {getattr(problem, 'strerror', None) or problem}"
-        ) from None
-    return list(iter_jsonl(text))
+    # Split on newlines only: a record written compact may hold U+2028 or U+0085 raw, which splitlines()
+    # would take for line ends.
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            yield parse_line(line, number)
 
 
 # --- files -------------------------------------------------------------------------------------------
