@@ -1,10 +1,12 @@
-// The traffic panel's bounds (workbench/static/traffic.js): which of the oldest records go when the panel
-// is past the records or bytes it may hold, and the search its sorted row lists use.
+// What traffic holds stays bounded: the panel's (workbench/static/traffic.js) oldest records go when it is
+// past the records or bytes it may hold, and a host page's recorder (host/traffic.js) forgets the oldest
+// requests that never got an answer.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { WORKBENCH } from "./helpers.mjs";
+import { HOST, WORKBENCH } from "./helpers.mjs";
 
 const { oldestToDrop, lowerBound } = await import(`${WORKBENCH}traffic.js`);
+const { createTrafficRecorder, IN_FLIGHT_LIMIT } = await import(`${HOST}traffic.js`);
 
 test("within both bounds nothing goes; past one, the oldest go down to nine tenths of both", () => {
   const bounds = { maxRecords: 10, maxBytes: 1000 };
@@ -35,4 +37,16 @@ test("lowerBound finds the first position at or past a value", () => {
   const sorted = [2, 4, 4, 9];
   assert.deepEqual([0, 2, 3, 4, 5, 9, 10].map((v) => lowerBound(sorted, v)), [0, 0, 1, 1, 3, 3, 4]);
   assert.equal(lowerBound([], 3), 0);
+});
+
+test("a widget that never answers cannot grow its recorder: the oldest waiting requests are forgotten", () => {
+  let clock = 0;
+  const recorder = createTrafficRecorder({ run: null, now: () => clock++, clock: () => "2026-12-01T00:00:00.000Z" });
+  for (let id = 0; id < IN_FLIGHT_LIMIT * 3; id++) recorder.record("bridge", "widget", "host", { jsonrpc: "2.0", id, method: "tools/call" });
+  assert.equal(recorder.waiting, IN_FLIGHT_LIMIT);
+  const late = recorder.record("bridge", "host", "widget", { jsonrpc: "2.0", id: IN_FLIGHT_LIMIT * 3 - 1, result: {} });
+  assert.equal(late?.method, "tools/call"); // the newest still pairs
+  const forgotten = recorder.record("bridge", "host", "widget", { jsonrpc: "2.0", id: 0, result: {} });
+  assert.equal(forgotten?.method, null);
+  assert.equal(recorder.waiting, IN_FLIGHT_LIMIT - 1);
 });
