@@ -239,7 +239,7 @@ def test_a_broken_trace_file_is_named_by_line(tmp_path: Path):
         trace.read_jsonl(bad)
     with pytest.raises(trace.TraceFormatError, match="line 2"):
         trace.TraceIndex(bad)
-    with pytest.raises(trace.TraceFormatError, match="line 3 is not UTF-8"):
+    with pytest.raises(trace.TraceFormatError, match="line 3 of the trace is not UTF-8"):
         bad.write_bytes(b'{"seq": 1}\n\n{"seq": "\xff"}\n')
         list(trace.iter_trace(bad))
 

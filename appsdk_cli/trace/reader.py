@@ -22,11 +22,9 @@ def _open(path: Path) -> IO[bytes]:
         raise TraceFormatError(f"cannot read the trace {path}: {problem.strerror or problem}") from None
 
 
-def _text(path: Path, line: bytes, number: int) -> str:
-    try:
-        return line.decode("utf-8")
-    except UnicodeDecodeError as problem:
-        raise TraceFormatError(f"cannot read the trace {path}: line {number} is not UTF-8 ({problem})") from None
+def _blank(line: bytes) -> bool:
+    # isspace() stops at a record's first character; strip() would copy every line.
+    return not line or line.isspace()
 
 
 def iter_trace(path: str | Path) -> Iterator[dict[str, Any]]:
@@ -34,8 +32,8 @@ def iter_trace(path: str | Path) -> Iterator[dict[str, Any]]:
     path = Path(path)
     with _open(path) as lines:
         for number, line in enumerate(lines, start=1):
-            if line.strip():
-                yield parse_line(_text(path, line, number), number)
+            if not _blank(line):
+                yield parse_line(line, number)  # json.loads reads UTF-8 bytes as they are
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
@@ -62,8 +60,8 @@ class TraceIndex:
         offset = 0
         with _open(self.path) as lines:
             for number, line in enumerate(lines, start=1):
-                if line.strip():
-                    parse_line(_text(self.path, line, number), number)
+                if not _blank(line):
+                    parse_line(line, number)
                     self._starts.append(offset)
                     self._numbers.append(number)
                 offset += len(line)
@@ -101,10 +99,9 @@ class TraceIndex:
             lines.seek(self._starts[start])
             for position in range(start, end):
                 line = lines.readline()
-                while not line.strip():  # a blank line between records
+                while _blank(line):  # a blank line between records
                     line = lines.readline()
                     if not line:
                         raise TraceFormatError(f"the trace {self.path} changed since it was indexed")
-                number = self._numbers[position]
-                records.append(parse_line(_text(self.path, line, number), number))
+                records.append(parse_line(line, self._numbers[position]))
         return records

@@ -129,9 +129,12 @@ def write_jsonl(records: Iterable[dict[str, Any]], target: IO[str]) -> None:
 
 
 def parse_line(line: str | bytes, number: int) -> dict[str, Any]:
-    """One line of a trace file as its record; a TraceFormatError (naming the line) unless a JSON object."""
+    """One line of a trace file (text, or its UTF-8 bytes) as its record; a TraceFormatError naming the line
+    unless it is a JSON object."""
     try:
         record = json.loads(line)
+    except UnicodeDecodeError as problem:
+        raise TraceFormatError(f"line {number} of the trace is not UTF-8: {problem}") from None
     except ValueError as problem:
         raise TraceFormatError(f"line {number} of the trace is not JSON: {problem}") from None
     if not isinstance(record, dict):
