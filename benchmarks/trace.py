@@ -180,6 +180,7 @@ print(len(records))
 """,
     "json.loads a line (floor)": """
 import sys, json
+from appsdk_cli import trace  # started as the readers are
 def read(path):  # in a function, as the readers are: its names are locals, not globals
     n = 0
     with open(path, "rb") as lines:
