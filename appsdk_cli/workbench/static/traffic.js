@@ -443,7 +443,7 @@ export function createTrafficPanel(element, options = {}) {
     droppedNote.textContent = earlier ? `${earlier.toLocaleString("en-US")} earlier dropped` : "";
     total.title = droppedNote.title = earlier
       ? `The panel keeps the newest ${bounds.maxRecords.toLocaleString("en-US")} messages or ${formatSize(bounds.maxBytes)} of them; ` +
-        `${earlier.toLocaleString("en-US")} earlier ones are not here (\`appsdk call --trace FILE\` writes every one).`
+        `${earlier.toLocaleString("en-US")} earlier ones are not here.`
       : "";
     exportButton.title = earlier
       ? `Download the ${all.length.toLocaleString("en-US")} messages kept as JSON lines (${earlier.toLocaleString("en-US")} earlier ones were dropped)`
