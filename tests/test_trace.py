@@ -323,6 +323,23 @@ def test_a_trace_read_as_a_stream_or_by_offset_is_the_trace_read_whole(tmp_path:
         index.record(3_000)
 
 
+def test_a_message_serialised_once_is_written_as_dumps_record_writes_it(tmp_path: Path):
+    path = tmp_path / "lines.jsonl"
+    texts = ["plain", "é日🙂", "a\u2028b", "lone \ud800 surrogate", "Bearer abc.def"]
+    with trace.Tracer(sink=path, secrets=["s3cret"]) as tracer:
+        for n, text in enumerate(texts):
+            tracer("send", {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"q": text}})
+            tracer("receive", {"jsonrpc": "2.0", "id": n, "result": {"content": [{"type": "text", "text": text}]}})
+        tracer("send", {"jsonrpc": "2.0", "id": 9, "method": "m\ud800é", "params": {"key": "s3cret"}})
+        tracer("receive", {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "é"}})
+        tracer.failed({"jsonrpc": "2.0", "id": 10, "method": "tools/list"}, OSError("refused"))
+    lines = path.read_text(encoding="utf-8").split("\n")[:-1]  # not splitlines(): U+2028 is no line end
+    assert len(lines) == 2 * len(texts) + 3
+    for line in lines:
+        assert line == trace.dumps_record(json.loads(line))
+    assert tracer.jsonl() == "".join(line + "\n" for line in lines)
+
+
 def test_a_line_separator_inside_a_message_is_not_a_line_end(tmp_path: Path):
     path = tmp_path / "separators.jsonl"
     odd = "a\u2028b\u2029c\x85d\x1ce"  # compact JSON writes these raw; str.splitlines() splits on each

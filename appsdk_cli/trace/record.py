@@ -103,6 +103,20 @@ def message_size(message: Any) -> int:
         return 0
 
 
+def message_json(message: Any) -> tuple[str | None, int]:
+    """The message's compact JSON and its size (as `message_size`), made once for both. The text is None
+    when a line cannot reuse it: a lone surrogate (the whole line is then written as escaped ASCII), or
+    a message that cannot be written at all (size 0)."""
+    try:
+        text = compact(message)
+    except (TypeError, ValueError, RecursionError):
+        return None, 0
+    try:
+        return text, len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return None, message_size(message)
+
+
 def kind_of(message: Any) -> str:
     """request | response | error | notification, read off a JSON-RPC message's shape."""
     if not isinstance(message, dict):
@@ -121,6 +135,17 @@ def validate_record(record: Any) -> None:
 
 def dumps_record(record: dict[str, Any]) -> str:
     return _utf8_line(record).decode("utf-8")
+
+
+def dumps_record_with(record: dict[str, Any], message_text: str) -> str:
+    """`dumps_record(record)`, the same text, for a record whose last key is `message` and whose message's
+    compact JSON is `message_text` already: a big message is not serialised a second time."""
+    head = compact({key: value for key, value in record.items() if key != "message"})
+    try:
+        head.encode("utf-8")
+    except UnicodeEncodeError:
+        return dumps_record(record)  # escaped ASCII throughout, as dumps_record writes it
+    return f'{head[:-1]},"message":{message_text}}}'
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], target: IO[str]) -> None:

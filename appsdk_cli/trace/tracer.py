@@ -19,7 +19,9 @@ from appsdk_cli.trace.record import (
     KINDS,
     PARTIES,
     dumps_record,
+    dumps_record_with,
     kind_of,
+    message_json,
     message_size,
     now_iso,
     open_trace_file,
@@ -222,6 +224,7 @@ class Tracer:
         if not isinstance(msg_id, str | int) or isinstance(msg_id, bool):
             msg_id = None
         method = message.get("method") if isinstance(message, dict) and isinstance(message.get("method"), str) else None
+        text, size = message_json(message) if message is not None else (None, 0)
         record: dict[str, Any] = {
             "time": self._time_at(clock),
             "seq": 0,
@@ -231,7 +234,7 @@ class Tracer:
             "kind": kind,
             "method": method,
             "id": msg_id if kind != "notification" else None,
-            "size": message_size(message) if message is not None else 0,
+            "size": size,
         }
         with self._lock:
             if kind == "request" and msg_id is not None:
@@ -251,7 +254,7 @@ class Tracer:
             record["message"] = redactor.value(message)
             if redactor.hit:
                 record["redacted"] = True
-            return self._keep(record)
+            return self._keep(record, None if redactor.hit else text)
 
     def _time_at(self, clock: float) -> str:
         return now_iso(self._wall_at_start + (clock - self._clock_at_start))
@@ -272,6 +275,7 @@ class Tracer:
         pairing = pairing if pairing is not None else run
         msg_id = request.get("id") if isinstance(request.get("id"), str | int) else None
         method = request.get("method") if isinstance(request.get("method"), str) else None
+        text, size = message_json(body) if body is not None else (None, 0)
         record: dict[str, Any] = {
             "time": self._time_at(clock),
             "seq": 0,
@@ -281,7 +285,7 @@ class Tracer:
             "kind": "error",
             "method": method,
             "id": msg_id,
-            "size": message_size(body) if body is not None else 0,
+            "size": size,
             "duration_ms": None,
         }
         with self._lock:
@@ -298,7 +302,7 @@ class Tracer:
             record["message"] = redactor.value(body)
             if redactor.hit:
                 record["redacted"] = True
-            return self._keep(record)
+            return self._keep(record, None if redactor.hit else text)
 
     def add(self, record: dict[str, Any]) -> dict[str, Any]:
         """Keep a record made elsewhere (a host page's bridge traffic); filled in and redacted, not trusted."""
@@ -346,12 +350,16 @@ class Tracer:
         while len(self._pending) > PENDING_LIMIT:
             self._pending.popitem(last=False)
 
-    def _keep(self, record: dict[str, Any]) -> dict[str, Any]:
+    def _keep(self, record: dict[str, Any], message_text: str | None = None) -> dict[str, Any]:
         # Called with the lock held: sequence, file order and subscriber order are one order.
+        # `message_text`: the message's compact JSON when its size was taken (and nothing redacted).
         self._seq += 1
         record["seq"] = self._seq
         try:
-            line: str | None = dumps_record(record)
+            if message_text is not None and next(reversed(record)) == "message":
+                line: str | None = dumps_record_with(record, message_text)
+            else:
+                line = dumps_record(record)
         except (ValueError, RecursionError) as problem:
             line = None  # a message nested too deep to write: it reaches subscribers only
             if self._sink is not None:
