@@ -817,7 +817,7 @@ class Workbench:
 
         def hello() -> dict[str, Any]:
             # What happened before the page connected: the runs, and the MCP traffic kept so far.
-            traffic = self.tracer.records()[-500:] if self.tracer is not None else []
+            traffic = self.tracer.recent(500, max_bytes=8_000_000) if self.tracer is not None else []
             return {"info": self.info(), "runs": [r.as_json() for r in self.runs()], "traffic": traffic}
 
         try:
