@@ -247,6 +247,11 @@ class HttpTransport:
             # A connection the last answer closed (`Connection: close`) has no socket: the next request
             # opens a fresh one, so a drop on it means the server got the request, not a stale socket.
             reused = self._connection is not None and self._connection.sock is not None
+            if reused and _closed_while_idle(self._connection.sock):  # type: ignore[union-attr]
+                # The server ended the kept-alive connection since the last answer: start a fresh one now
+                # rather than send into it, since a drop after sending is not something to send again.
+                self._drop_connection()
+                reused = False
             connection = self._connect()
             path = self._target[3]
             try:
@@ -261,8 +266,10 @@ class HttpTransport:
                     raise ConnectError(
                         f"the request to {self.description} was abandoned before its answer came"
                     ) from None
-                # A kept-alive connection the server had already closed: the request never arrived.
-                if reused:
+                # The write failed on a kept-alive connection the server had just closed: the request
+                # never arrived. A drop after it went (the connection was open just before) means the
+                # server may have run it: a crash mid-call, not to be sent twice.
+                if reused and isinstance(problem, BrokenPipeError):
                     continue
                 if isinstance(problem, BrokenPipeError):
                     raise self._unreachable(problem) from problem
@@ -501,3 +508,15 @@ def _plain_http_answered_tls(problem: BaseException) -> bool:
         and not isinstance(problem, ssl.SSLCertVerificationError)
         and getattr(problem, "reason", None) in _PLAIN_TEXT_TLS_REASONS
     )
+
+
+def _closed_while_idle(sock: Any) -> bool:
+    """Whether the server closed an idle kept-alive connection: it has something to read (EOF), when an
+    idle HTTP/1.1 connection has nothing."""
+    import select
+
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)

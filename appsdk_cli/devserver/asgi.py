@@ -1,9 +1,8 @@
 """The ASGI wrappers around the app a worker serves: each one request-level rule, none of the process.
 
-- closing_connections: every response says `Connection: close`, so a request after a reload reaches
-  the new worker through the shared socket;
 - fallback_app: what answers while the app is broken (a JSON-RPC error for a POST, 503 otherwise);
-- StreamCloser: ends the open event streams when a worker retires;
+- StreamCloser: ends the open event streams when a worker retires (other connections stay open
+  across requests and reloads: handoff.py moves them to the next worker);
 - AuthForwarder: hands the development authorization server's paths to the supervisor.
 
 They import mcp and starlette at the top, as worker.py does: the supervisor imports worker.py, and
@@ -36,31 +35,6 @@ class MessageSender(Protocol):
     def send(self, message: dict[str, Any]) -> None: ...
 
 
-def closing_connections(app: ASGIApp) -> ASGIApp:
-    """Answer every HTTP response with `Connection: close`.
-
-    A reused keep-alive connection would keep talking to the worker it was opened on, after that
-    worker has been retired (old code) or while it closes (a reset request). With one request per
-    connection every request goes through the shared listening socket to whichever worker is current.
-    A TCP connect on loopback costs microseconds.
-    """
-
-    async def closing(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await app(scope, receive, send)
-            return
-
-        async def send_closing(message: MutableMapping[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"connection"]
-                message = {**message, "headers": [*headers, (b"connection", b"close")]}
-            await send(message)
-
-        await app(scope, receive, send_closing)
-
-    return closing
-
-
 def fallback_app(message: str, security: Any) -> ASGIApp:
     """What serves while the app is broken: every request gets the error at once, not a hang."""
     checker = TransportSecurityMiddleware(security)
@@ -80,7 +54,7 @@ def fallback_app(message: str, security: Any) -> ASGIApp:
             response = PlainTextResponse(message + "\n", status_code=503)
         await response(scope, receive, send)
 
-    return closing_connections(app)
+    return app
 
 
 def _jsonrpc_errors(body: bytes, message: str) -> Any:
@@ -116,7 +90,7 @@ class StreamCloser:
         closed = self._closed
 
         async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] != "http" or not _is_stream_request(scope):
+            if scope["type"] != "http" or not is_stream_request(scope):
                 await app(scope, receive, send)
                 return
 
@@ -137,7 +111,8 @@ class StreamCloser:
         return wrapped
 
 
-def _is_stream_request(scope: Scope) -> bool:
+def is_stream_request(scope: Scope) -> bool:
+    """A GET that accepts text/event-stream: a stream that stays open until one side ends it."""
     if scope.get("method") != "GET":
         return False
     accept = b",".join(value for name, value in scope.get("headers", []) if name.lower() == b"accept")
@@ -181,7 +156,7 @@ class AuthForwarder:
                 return
             await authorization_server(scope, receive, send)
 
-        return closing_connections(routed)
+        return routed
 
     async def _forward(self, scope: Scope, receive: Receive, send: Send) -> None:
         import base64

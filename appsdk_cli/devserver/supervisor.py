@@ -8,10 +8,10 @@ the user's code, so every fork imports it fresh.
 Swap order: fork-new-then-retire-old. The new worker imports the app while the old one keeps serving;
 once it is ready the old worker stops accepting (and says so), and only then does the new one start
 accepting. Connections that arrive in between wait in the shared socket's backlog, so none is
-refused; and since a single worker accepts at a time (every response says `Connection: close`), a
-request sent after a reload is reported can only reach the new code. The other order (stop, then
-fork) would make every request in the import window wait, and a broken save would leave nothing to
-answer until the fork had failed.
+refused; a single worker accepts at a time, and the retiring one hands its keep-alive connections to
+the next (handoff.py), so a request sent after a reload is reported can only reach the new code. The
+other order (stop, then fork) would make every request in the import window wait, and a broken save
+would leave nothing to answer until the fork had failed.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from appsdk_cli.devserver.events import (
     Transport,
     WaitingForImport,
 )
+from appsdk_cli.devserver.handoff import HandoffPair
 from appsdk_cli.devserver.hosts import parse_allowed_host, security_lists, url_host
 from appsdk_cli.devserver.watch import ProjectWatcher
 from appsdk_cli.errors import AppsdkError
@@ -148,6 +149,7 @@ class Supervisor:
             refuse_exposed(config.host, config.behind_tunnel)
         self._auth: DevAuthServer | None = None
         self._sock: socket.socket | None = None
+        self._handoff: HandoffPair | None = None  # opened by run(), before the first fork
         self._workers: dict[int, _Worker] = {}
         self._live: _Worker | None = None
         self._next: _Worker | None = None
@@ -278,6 +280,7 @@ class Supervisor:
         if self.config.auth is not None and self._auth is None:
             self._auth = DevAuthServer(self.config.auth, self.local_origin, self.config.transport.path)
         worker_module.preload()
+        self._handoff = self._handoff or HandoffPair.open()
         previous = self._install_signals() if handle_signals else None
         try:
             self._selector.register(self._wake_r, selectors.EVENT_READ, None)
@@ -677,6 +680,7 @@ class Supervisor:
             drain_seconds=1.0 if self.config.transport is Transport.SSE else self.config.drain_seconds,
             auth_server=self._auth is not None,
             environment=tuple(self._auth.app_environment(self.local_origin).items()) if self._auth else (),
+            handoff=self._handoff,
         )
 
     def _parent_fds(self) -> list[int]:
@@ -752,6 +756,8 @@ class Supervisor:
             self._project_lock = None
         if self._sock is not None:
             self._sock.close()
+        if self._handoff is not None:
+            self._handoff.close()
         self._selector.close()
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):

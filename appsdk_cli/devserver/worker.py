@@ -37,8 +37,9 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
-from appsdk_cli.devserver.asgi import ASGIApp, AuthForwarder, StreamCloser, closing_connections, fallback_app
+from appsdk_cli.devserver.asgi import ASGIApp, AuthForwarder, StreamCloser, fallback_app
 from appsdk_cli.devserver.events import Transport
+from appsdk_cli.devserver.handoff import ConnectionHandoff, HandoffPair
 from appsdk_cli.snapshot.loader import (
     IMPORT_FAILED,
     ServesOnImport,
@@ -71,6 +72,8 @@ class WorkerSpec:
     auth_server: bool = False
     # Set in the worker's environment before the app is imported (the dev authorization server's settings).
     environment: tuple[tuple[str, str], ...] = ()
+    # Where a retiring worker sends its open connections and the next one takes them (handoff.py).
+    handoff: HandoffPair | None = None
 
 
 @dataclass
@@ -235,7 +238,8 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
     if not channel.wait_for("go", apply):
         return 0
     _quiet_logging()
-    return asyncio.run(_serve(app, sock, channel, security, spec.drain_seconds, forwarder))
+    handoff = ConnectionHandoff(spec.handoff)
+    return asyncio.run(_serve(app, sock, channel, security, spec.drain_seconds, forwarder, handoff))
 
 
 def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]], None] | None = None) -> LoadedApp:
@@ -262,7 +266,7 @@ def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]
         )
     descriptors = asyncio.run(_tool_descriptors(server))
     return LoadedApp(
-        asgi=closing_connections(asgi),
+        asgi=asgi,
         tools=_tool_fingerprints(descriptors),
         contract=_contract(server),
         suggested=suggested_tools(descriptors),
@@ -378,7 +382,8 @@ async def _serve(
     channel: Channel,
     security: Any,
     drain_seconds: float,
-    forwarder: AuthForwarder | None = None,
+    forwarder: AuthForwarder | None,
+    handoff: ConnectionHandoff,
 ) -> int:
     streams = StreamCloser()
     config = uvicorn.Config(
@@ -386,12 +391,17 @@ async def _serve(
         log_config=None,
         log_level="warning",
         access_log=False,
-        http="h11",
+        http=handoff.protocol_class(),
         ws="none",
         lifespan="auto",
         timeout_graceful_shutdown=5,
     )
-    server = WorkerServer(config, on_started=lambda: channel.send({"type": "serving"}))
+
+    def on_started() -> None:
+        handoff.start_taking(server)
+        channel.send({"type": "serving"})
+
+    server = WorkerServer(config, on_started=on_started)
     loop = asyncio.get_running_loop()
     # SIGTERM asks for a graceful stop, however often it comes: a `kill -TERM -PGID` reaches the worker
     # and then the supervisor's own SIGTERM follows; escalating on the second would cancel the app's
@@ -403,7 +413,7 @@ async def _serve(
         messages, closed = channel.read_available()
         for message in messages:
             if message.get("type") == "retire":
-                task = loop.create_task(_retire(server, sock, channel, drain_seconds, streams))
+                task = loop.create_task(_retire(server, sock, channel, drain_seconds, streams, handoff))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
             elif message.get("type") == "auth-http-reply" and forwarder is not None:
@@ -423,14 +433,21 @@ async def _serve(
 
 
 async def _retire(
-    server: WorkerServer, sock: socket.socket, channel: Channel, drain_seconds: float, streams: StreamCloser
+    server: WorkerServer,
+    sock: socket.socket,
+    channel: Channel,
+    drain_seconds: float,
+    streams: StreamCloser,
+    handoff: ConnectionHandoff,
 ) -> None:
-    """Stop accepting, tell the supervisor (so the next worker may start), end the event streams, then
-    finish what was accepted."""
+    """Stop accepting, hand the idle keep-alive connections to the next worker, tell the supervisor (so
+    the next worker may start), end the event streams, then finish what was accepted (and hand over
+    those connections too)."""
     # Only stop watching the listening fd. asyncio.Server.close() would be a race: a connection
     # accept()ed in this loop step gets its transport one step later, and a closed Server refuses to
     # attach it, so the client would see a reset. uvicorn closes the Server after the drain.
     asyncio.get_running_loop().remove_reader(sock.fileno())
+    handoff.retire(server.server_state.connections)
     channel.send({"type": "stopped"})
     # An open GET /mcp (or /sse) stream never ends by itself and would keep this worker, with the old
     # code, alive for the whole drain: end it now; the client reconnects, to the new worker.
