@@ -71,6 +71,14 @@ def check(
             metavar="CONTRACT",
         ),
     ] = None,
+    show_all: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="With --against: every change in the table with what to do, however many; without it, more"
+            " than 50 changes are listed one line each, grouped by kind.",
+        ),
+    ] = False,
     protocol: Protocol = "auto",
     explain: Annotated[
         str | None,
@@ -101,7 +109,9 @@ def check(
     if against is not None:
         from appsdk_cli.commands.snapshot import check_against
 
-        check_against(against, path, url, timeout=timeout, token=token, strict=strict, as_json=as_json)
+        check_against(
+            against, path, url, timeout=timeout, token=token, strict=strict, as_json=as_json, show_all=show_all
+        )
         return
     from appsdk_cli.checks import check_source
     from appsdk_cli.render.check import calling_tool, check_report

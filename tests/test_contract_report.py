@@ -1,0 +1,80 @@
+"""`appsdk check --against` with many changes: one line each past 50, grouped by kind with counts (`--all`
+for the table with every what-to-do), --json complete; against real generated servers
+(tests/fixtures/many_tools.py), the old one under another tool-name prefix so every tool is renamed."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, RunningServer, appsdk, free_port, serve, stop
+
+
+@pytest.fixture(scope="module")
+def renamed(tmp_path_factory) -> Iterator[tuple[RunningServer, Path]]:
+    """A server with 60 tools, and the contract recorded when they had other names."""
+    contract = tmp_path_factory.mktemp("contract") / "appsdk.contract.json"
+    port = free_port()
+    old = serve([sys.executable, str(FIXTURES / "many_tools.py"), str(port), "60", "old"], port)
+    try:
+        recorded = appsdk("snapshot", "--url", old.url, "-o", str(contract))
+        assert recorded.returncode == 0, recorded.stderr
+    finally:
+        stop(old.process)
+    port = free_port()
+    server = serve([sys.executable, str(FIXTURES / "many_tools.py"), str(port), "60"], port)
+    yield server, contract
+    stop(server.process)
+
+
+def test_many_changes_are_listed_one_line_each_grouped_by_kind(renamed: tuple[RunningServer, Path]) -> None:
+    server, contract = renamed
+    result = appsdk("check", "--against", str(contract), "--url", server.url)
+    assert result.returncode == 1, result.stderr  # renames break the published app
+    lines = result.stdout.splitlines()
+    assert "breaking tool renamed: 60" in lines and "needs review tool added: 60" in lines
+    assert "  tool `old-0000` is gone, apparently renamed to `tool-0000`" in lines
+    assert "  tool `tool-0059` is new" in lines
+    assert [line for line in lines if line.startswith("  → ")][1].startswith("  → the published app does not offer")
+    assert "120 changes, one line each by kind: `--all` shows each with what to do" in result.stdout
+    assert "✗ 60 breaking, 60 need a new reviewed version, 0 go live at once" in result.stdout
+    assert "┃" not in result.stdout  # no table
+
+
+def test_all_shows_the_table_and_json_every_change(renamed: tuple[RunningServer, Path]) -> None:
+    server, contract = renamed
+    table = appsdk("check", "--against", str(contract), "--url", server.url, "--all")
+    assert table.returncode == 1, table.stderr
+    assert "┃ impact" in table.stdout and table.stdout.count("next to") == 60
+    assert "one line each" not in table.stdout
+    printed = appsdk("check", "--against", str(contract), "--url", server.url, "--json")
+    assert printed.returncode == 1, printed.stderr
+    report = json.loads(printed.stdout)
+    assert len(report["changes"]) == 120 and report["summary"]["breaking"] == 60
+    kinds = {change["kind"] for change in report["changes"]}
+    assert kinds == {"tool renamed", "tool added"}
+    assert all("todo" in change for change in report["changes"])
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["log", "terminal"])
+def test_a_hostile_tool_name_cannot_forge_a_line_of_the_compact_report(capsys, monkeypatch, terminal: bool) -> None:
+    from appsdk_cli.contract import ContractDiff, compare
+    from appsdk_cli.render.contract import contract_report
+
+    old = {"tools": {f"tool-{i:04d}": {"description": f"Tool {i}."} for i in range(60)}}
+    evil = "evil\n  tool `tool-0001` is gone\x1b]52;c;aGk=\x07"
+    new = {"tools": {**old["tools"], evil: {"description": "Evil."}}}
+    del new["tools"]["tool-0000"]
+    new["tools"] |= {f"more-{i}": {"description": f"More {i}."} for i in range(60)}
+    if terminal:  # styled with rich markup, which the name must not inject either
+        monkeypatch.setenv("FORCE_COLOR", "1")
+        monkeypatch.setenv("COLUMNS", "400")
+    contract_report(ContractDiff(compare(old, new), against="c.json", server="s"), as_json=False)
+    lines = re.sub("\x1b\\[[0-9;]*m", "", capsys.readouterr().out).splitlines()
+    assert "  tool `evil\\n  tool `tool-0001` is gone\\x1b]52;c;aGk=\\x07` is new" in lines
+    assert not [line for line in lines if line.startswith("  tool `tool-0001` is gone")]
+    assert "\x1b" not in "\n".join(lines)
