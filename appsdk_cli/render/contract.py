@@ -75,13 +75,13 @@ def _table(console: Console, changes: list[Change]) -> None:
 def _compact(console: Console, changes: list[Change]) -> None:
     """One line per change, grouped by impact and kind, each group headed by its count and what to do.
 
-    Printed as one text (rich's cost is per renderable: a table row each took 5 s at 2,000), and in a log
-    or a pipe written as is, since rich would only strip the colours again (splitting 10,000 lines into
-    Text objects took a third of a second)."""
+    Printed as one text (render/lines.py): a table row each took 5 s at 2,000."""
+    from appsdk_cli.render.lines import Lines
+
     groups: dict[tuple[str, str], list[Change]] = {}
     for change in changes:  # already breaking first: each group keeps that order
         groups.setdefault((change.impact.value, change.kind or change.target.split(" ")[0]), []).append(change)
-    lines = _Lines(console.is_terminal)
+    lines = Lines(console)
     for (impact, kind), members in groups.items():
         lines.add()
         lines.add((COLOURS[impact], LABELS[impact]), ("", " "), ("bold", kind), ("", f": {len(members)}"))
@@ -97,35 +97,7 @@ def _compact(console: Console, changes: list[Change]) -> None:
             " `--json` every field",
         )
     )
-    lines.emit(console)
-
-
-class _Lines:
-    """Lines of (style, text) pieces, styled on a terminal and plain elsewhere. Every piece is shown as
-    text (markup and terminal controls neutralised) on one line: a newline in a server's tool name
-    shows as \\n, so it cannot forge another change's line."""
-
-    def __init__(self, styled: bool) -> None:
-        self.styled = styled
-        self.lines: list[str] = []
-
-    def add(self, *pieces: tuple[str, str]) -> None:
-        from appsdk_cli.render.console import escape, printable
-
-        shown = escape if self.styled else printable
-        line = ""
-        for style, text in pieces:
-            text = shown(text).replace("\n", "\\n")
-            line += f"[{style}]{text}[/]" if style and text and self.styled else text
-        self.lines.append(line)
-
-    def emit(self, console: Console) -> None:
-        text = "\n".join(self.lines)
-        if self.styled:
-            console.print(text, soft_wrap=True)
-        else:
-            console.file.write(text + "\n")
-            console.file.flush()
+    lines.emit()
 
 
 def _label(change: Change) -> str:
