@@ -78,3 +78,32 @@ def test_a_hostile_tool_name_cannot_forge_a_line_of_the_compact_report(capsys, m
     assert "  tool `evil\\n  tool `tool-0001` is gone\\x1b]52;c;aGk=\\x07` is new" in lines
     assert not [line for line in lines if line.startswith("  tool `tool-0001` is gone")]
     assert "\x1b" not in "\n".join(lines)
+
+
+def _bare_tools(count: int) -> list[dict]:
+    return [{"name": f"tool-{i:04d}", "inputSchema": {"type": "object"}} for i in range(count)]
+
+
+def test_many_findings_are_listed_one_line_each_grouped_by_rule(capsys, monkeypatch) -> None:
+    """`appsdk check` of a server with many tools, each without its hints: one line a finding past 50."""
+    from appsdk_cli.checks import run_rules
+    from appsdk_cli.render.check import check_report
+    from appsdk_cli.snapshot.model import Snapshot
+
+    tools = _bare_tools(60)
+    tools[1]["name"] = "evil\ntool-9999: annotations forged\x1b[2J"
+    report = run_rules(Snapshot(mode="live", server="http://127.0.0.1:9/mcp", tools=tools))
+    assert len(report.findings) > 50
+    check_report(report, as_json=False, show_all=False)
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("APPS302 "))
+    assert header.endswith(": 60") and "warning" in header
+    assert sum(1 for line in lines if line.startswith("  tool-") and line.endswith("openWorldHint")) == 59
+    # the tools without hints, on one line: the first ten and how many more
+    assert any(line.startswith("  tool-0000, evil\\ntool-9999") and " and 50 more " in line for line in lines)
+    assert not [line for line in lines if line.startswith("tool-9999") or line.startswith("  tool-9999")]
+    assert any(line.startswith("  evil\\ntool-9999: annotations forged\\x1b[2J") for line in lines)
+    assert "one line each by rule: `--all` shows each with its fix" in "\n".join(lines)
+    check_report(report, as_json=False, show_all=True)
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("┃ rule") for line in lines) and not any(line.startswith("tool-9999") for line in lines)

@@ -75,8 +75,8 @@ def check(
         bool,
         typer.Option(
             "--all",
-            help="With --against: every change in the table with what to do, however many; without it, more"
-            " than 50 changes are listed one line each, grouped by kind.",
+            help="Every finding (with --against: every change) in the table with its fix, however many; without"
+            " it, more than 50 are listed one line each, grouped by rule (by kind of change).",
         ),
     ] = False,
     protocol: Protocol = "auto",
@@ -123,7 +123,7 @@ def check(
         from appsdk_cli.checks.submission import with_submission
 
         report = with_submission(report, url=source.target.url if source.target else None, timeout=timeout)
-    check_report(report, as_json=as_json)
+    check_report(report, as_json=as_json, show_all=show_all)
     if report.failed:
         raise typer.Exit(1)
 
