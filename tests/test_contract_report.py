@@ -60,6 +60,34 @@ def test_all_shows_the_table_and_json_every_change(renamed: tuple[RunningServer,
     assert all("todo" in change for change in report["changes"])
 
 
+def test_a_snapshot_that_replaces_a_contract_lists_many_changes_by_kind(
+    renamed: tuple[RunningServer, Path], tmp_path: Path
+) -> None:
+    server, contract = renamed
+    replaced = tmp_path / "appsdk.contract.json"
+    replaced.write_bytes(contract.read_bytes())
+    result = appsdk("snapshot", "--url", server.url, "-o", str(replaced))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "breaking tool renamed: 60" in lines and "needs review tool added: 60" in lines
+    assert "  tool `old-0059` is gone, apparently renamed to `tool-0059`" in lines
+    assert "120 changes, one line each by kind" in result.stdout
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["few", "many"])
+def test_a_hostile_tool_name_cannot_forge_a_line_of_dev_or_snapshot_output(capsys, many: bool) -> None:
+    from appsdk_cli.contract import compare
+    from appsdk_cli.render.contract import change_lines
+
+    old = {"tools": {"a": {}}}
+    new = {"tools": {"a": {}, "evil\n  breaking: tool `a` was removed": {}}}
+    new["tools"] |= {f"more-{i}": {} for i in range(60 if many else 0)}
+    change_lines(compare(old, new))
+    lines = capsys.readouterr().out.splitlines()
+    assert not [line for line in lines if line.startswith("  breaking")]
+    assert any("evil\\n  breaking: tool `a` was removed" in line for line in lines)
+
+
 @pytest.mark.parametrize("terminal", [False, True], ids=["log", "terminal"])
 def test_a_hostile_tool_name_cannot_forge_a_line_of_the_compact_report(capsys, monkeypatch, terminal: bool) -> None:
     from appsdk_cli.contract import ContractDiff, compare

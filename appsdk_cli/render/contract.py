@@ -48,7 +48,7 @@ def contract_report(diff: ContractDiff, *, as_json: bool, show_all: bool = False
     if show_all or len(diff.changes) <= COMPACT_CHANGES:
         _table(console, diff.changes)
     else:
-        _compact(console, diff.changes)
+        _compact(console, diff.changes, "`--all` shows each with what to do, `--json` every field")
     reviews = any(change.impact.value == "needs-review" for change in diff.changes)
     colour, mark = ("red", "✗") if diff.failed else ("yellow", "!") if reviews else ("green", "✓")
     console.print(
@@ -72,7 +72,7 @@ def _table(console: Console, changes: list[Change]) -> None:
     console.print(table)
 
 
-def _compact(console: Console, changes: list[Change]) -> None:
+def _compact(console: Console, changes: list[Change], footer: str) -> None:
     """One line per change, grouped by impact and kind, each group headed by its count and what to do.
 
     Printed as one text (render/lines.py): a table row each took 5 s at 2,000."""
@@ -90,13 +90,7 @@ def _compact(console: Console, changes: list[Change]) -> None:
         for change in members:
             lines.add(("", f"  {change.change}"), ("dim", "" if change.certain else " (cannot tell)"))
     lines.add()
-    lines.add(
-        (
-            "dim",
-            f"{count(len(changes), 'change')}, one line each by kind: `--all` shows each with what to do,"
-            " `--json` every field",
-        )
-    )
+    lines.add(("dim", f"{count(len(changes), 'change')}, one line each by kind: {footer}"))
     lines.emit()
 
 
@@ -110,17 +104,31 @@ def change_lines(changes: Iterable[Change], console: Console | None = None) -> N
     """One line per change, for `appsdk dev`'s reload output and `appsdk snapshot`'s.
 
     On a terminal each wraps at a word under its own text, the labels in a column (the terminal would
-    cut a long line anywhere, mid-word); in a log each stays one whole line, for grep."""
-    from appsdk_cli.render.console import escape
+    cut a long line anywhere, mid-word); in a log each stays one whole line, for grep. Past
+    COMPACT_CHANGES, grouped by kind as `check --against` prints them (a grid of 2,000 rows took 6 s)."""
+    from appsdk_cli.render.lines import Lines
 
     console = console or stdout()
+    changes = list(changes)
+    if len(changes) > COMPACT_CHANGES:
+        _compact(console, changes, "`appsdk check --against` the old file with --all shows each with what to do")
+        return
     if not console.is_terminal:
+        lines = Lines(console)
         for change in changes:
-            console.print(
-                f"  {_label(change)}: {escape(change.change)} [dim]→ {escape(change.todo)}[/]", soft_wrap=True
+            value = change.impact.value
+            lines.add(
+                ("", "  "),
+                (COLOURS[value], LABELS[value]),
+                ("dim", "" if change.certain else " (cannot tell)"),
+                ("", f": {change.change}"),
+                ("dim", f" → {change.todo}"),
             )
+        lines.emit()
         return
     from rich.table import Table
+
+    from appsdk_cli.render.console import escape
 
     rows = Table.grid(padding=(0, 1))
     rows.add_column(no_wrap=True)
