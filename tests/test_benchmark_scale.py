@@ -1,4 +1,4 @@
-"""benchmarks/scale.py runs and prints its table: a small size, two parts, one round (no timing asserted)."""
+"""benchmarks/scale.py runs and prints its table: one small size, two parts, one round (no timing asserted)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import sys
 from conftest import REPO
 
 
-def test_the_scale_benchmark_prints_each_figure_beside_its_peer_and_the_slopes() -> None:
+def test_the_scale_benchmark_prints_each_figure_beside_its_peer() -> None:
     script = str(REPO / "benchmarks" / "scale.py")
     done = subprocess.run(
-        [sys.executable, script, "--tools", "5,20", "--parts", "listing,check", "--rounds", "1"],
+        [sys.executable, script, "--tools", "20", "--parts", "listing,check", "--rounds", "1"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -22,5 +22,5 @@ def test_the_scale_benchmark_prints_each_figure_beside_its_peer_and_the_slopes()
     for figure in ("tools", "tools --json", "check"):
         row = next(line.split() for line in lines if line.startswith(f"  {figure}  "))
         assert row[-1].endswith("x") and "Inspector" in row, row  # beside the Inspector CLI's tools/list
-    assert "per-tool slopes, ms per tool between sizes" in done.stdout and "5->20" in done.stdout
+    assert "per-tool slopes: they need two sizes or more" in done.stdout
     assert "load average" in done.stdout
