@@ -71,6 +71,14 @@ def check(
             metavar="CONTRACT",
         ),
     ] = None,
+    show_all: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Every finding (with --against: every change) in the table with its fix, however many; without"
+            " it, more than 50 are listed one line each, grouped by rule (by kind of change).",
+        ),
+    ] = False,
     protocol: Protocol = "auto",
     explain: Annotated[
         str | None,
@@ -101,7 +109,9 @@ def check(
     if against is not None:
         from appsdk_cli.commands.snapshot import check_against
 
-        check_against(against, path, url, timeout=timeout, token=token, strict=strict, as_json=as_json)
+        check_against(
+            against, path, url, timeout=timeout, token=token, strict=strict, as_json=as_json, show_all=show_all
+        )
         return
     from appsdk_cli.checks import check_source
     from appsdk_cli.render.check import calling_tool, check_report
@@ -113,7 +123,7 @@ def check(
         from appsdk_cli.checks.submission import with_submission
 
         report = with_submission(report, url=source.target.url if source.target else None, timeout=timeout)
-    check_report(report, as_json=as_json)
+    check_report(report, as_json=as_json, show_all=show_all)
     if report.failed:
         raise typer.Exit(1)
 

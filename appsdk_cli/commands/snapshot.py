@@ -84,7 +84,15 @@ def snapshot(
 
 
 def check_against(
-    against: Path, path: Path | None, url: str | None, *, timeout: float, token: str | None, strict: bool, as_json: bool
+    against: Path,
+    path: Path | None,
+    url: str | None,
+    *,
+    timeout: float,
+    token: str | None,
+    strict: bool,
+    as_json: bool,
+    show_all: bool = False,
 ) -> None:
     """`appsdk check --against FILE`: classify every change since the contract was recorded."""
     from appsdk_cli.contract import diff_against
@@ -93,6 +101,6 @@ def check_against(
 
     source = choose_source(path, url, timeout=timeout, token=token)
     diff = diff_against(against, source, timeout=timeout, strict=strict)
-    contract_report(diff, as_json=as_json)
+    contract_report(diff, as_json=as_json, show_all=show_all)
     if diff.failed:
         raise typer.Exit(1)

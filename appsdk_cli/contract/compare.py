@@ -42,6 +42,7 @@ class Change:
     change: str  # what changed, one line naming the target
     todo: str  # what to do instead, or next
     certain: bool = True  # False: "cannot tell" (classified needs-review, never breaking)
+    kind: str = ""  # what sort of change, e.g. "tool renamed": a long report groups by it
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -50,6 +51,7 @@ class Change:
             "change": self.change,
             "todo": self.todo,
             "certain": self.certain,
+            "kind": self.kind,
         }
 
 
@@ -201,6 +203,7 @@ def _compare_tools(old: dict[str, Any], new: dict[str, Any], budget: Budget) -> 
                     f"tool `{name}` is gone, apparently renamed to `{successor}`",
                     f"keep `{name}` (it may call the same code) next to `{successor}`: the reviewed snapshot "
                     f"calls `{name}` for months; drop it only once a version without it is reviewed and live",
+                    kind="tool renamed",
                 )
             )
         else:
@@ -211,6 +214,7 @@ def _compare_tools(old: dict[str, Any], new: dict[str, Any], budget: Budget) -> 
                     f"tool `{name}` was removed",
                     f"keep serving `{name}` until a reviewed version without it is live: the published app "
                     "still calls it",
+                    kind="tool removed",
                 )
             )
     for name in added:
@@ -220,6 +224,7 @@ def _compare_tools(old: dict[str, Any], new: dict[str, Any], budget: Budget) -> 
                 f"tool {name}",
                 f"tool `{name}` is new",
                 f"the published app does not offer it yet; {REVIEW}",
+                kind="tool added",
             )
         )
     for name in sorted(old.keys() & new.keys()):
@@ -245,6 +250,7 @@ def _compare_tool(name: str, old: dict[str, Any], new: dict[str, Any], budget: B
                     target,
                     f"tool `{name}` now names a widget in {key}: {after}",
                     f"the published app shows no widget for it yet; {REVIEW}",
+                    kind="tool widget added",
                 )
             )
         else:
@@ -257,6 +263,7 @@ def _compare_tool(name: str, old: dict[str, Any], new: dict[str, Any], budget: B
                     f"keep {before} and change its HTML in place (that goes live at once); a new URI needs a "
                     f"new reviewed version, and {before} must stay served until it is live "
                     "(else: “failed to fetch template”)",
+                    kind="tool widget URI changed",
                 )
             )
     for label, before, after in (
@@ -270,6 +277,7 @@ def _compare_tool(name: str, old: dict[str, Any], new: dict[str, Any], budget: B
                     target,
                     f"tool `{name}`'s {label} changed" + (f" to “{_short(after)}”" if isinstance(after, str) else ""),
                     f"the model keeps reading the old {label}; {REVIEW}",
+                    kind=f"tool {label} changed",
                 )
             )
     old_notes, new_notes = _dict(old.get("annotations")), _dict(new.get("annotations"))
@@ -277,7 +285,13 @@ def _compare_tool(name: str, old: dict[str, Any], new: dict[str, Any], budget: B
     if keys:
         detail = ", ".join(f"{k} {_shown(old_notes.get(k))} → {_shown(new_notes.get(k))}" for k in keys)
         changes.append(
-            Change(Impact.NEEDS_REVIEW, target, f"tool `{name}`'s annotations changed: {detail}", f"{REVIEW}")
+            Change(
+                Impact.NEEDS_REVIEW,
+                target,
+                f"tool `{name}`'s annotations changed: {detail}",
+                REVIEW,
+                kind="tool annotations changed",
+            )
         )
     keys = _changed_keys(_without_templates(old_meta), _without_templates(new_meta))
     if keys:
@@ -287,6 +301,7 @@ def _compare_tool(name: str, old: dict[str, Any], new: dict[str, Any], budget: B
                 target,
                 f"tool `{name}`'s _meta changed: {', '.join(keys)}",
                 f"hosts keep the old _meta; {REVIEW}",
+                kind="tool _meta changed",
             )
         )
     return changes
@@ -315,6 +330,7 @@ def _compare_input(name: str, old: Any, new: Any, budget: Budget) -> list[Change
                 f"tool `{name}`'s argument `{argument}` was removed",
                 f"keep accepting `{argument}` (ignore it if it is no longer needed): the reviewed snapshot "
                 "still sends it",
+                kind="tool argument removed",
             )
         )
     newly_required = sorted(_required(new) - _required(old))
@@ -326,6 +342,7 @@ def _compare_input(name: str, old: Any, new: Any, budget: Budget) -> list[Change
                 f"tool `{name}` now requires `{argument}`",
                 f"make `{argument}` optional with a default: the reviewed snapshot calls `{name}` without it; "
                 "or add a new tool that requires it",
+                kind="tool argument now required",
             )
         )
     if old is None or new is None:
@@ -336,6 +353,7 @@ def _compare_input(name: str, old: Any, new: Any, budget: Budget) -> list[Change
                 f"tool `{name}`'s input schema was {'added' if old is None else 'removed'}",
                 REVIEW,
                 certain=False,
+                kind="tool input schema added or removed",
             )
         )
         return changes
@@ -350,6 +368,7 @@ def _compare_input(name: str, old: Any, new: Any, budget: Budget) -> list[Change
     return changes + _schema_changes(
         target,
         found,
+        kind="tool input schema",
         breaking=f"tool `{name}`'s input narrowed",
         unsure_subject=f"tool `{name}`'s input schema",
         todo="accept what the old schema accepted (widen, never narrow), or add a new tool with the new "
@@ -364,7 +383,15 @@ def _compare_output(name: str, old: Any, new: Any, budget: Budget) -> list[Chang
         return []
     target = f"tool {name}"
     if old is None:
-        return [Change(Impact.NEEDS_REVIEW, target, f"tool `{name}` now declares an output schema", REVIEW)]
+        return [
+            Change(
+                Impact.NEEDS_REVIEW,
+                target,
+                f"tool `{name}` now declares an output schema",
+                REVIEW,
+                kind="tool output schema added",
+            )
+        ]
     if new is None:
         return [
             Change(
@@ -374,12 +401,14 @@ def _compare_output(name: str, old: Any, new: Any, budget: Budget) -> list[Chang
                 "fits the old one",
                 f"keep the output schema (the published app and its widget rely on it); {REVIEW}",
                 certain=False,
+                kind="tool output schema removed",
             )
         ]
     found = gaps(old, new, wide_name="the old one", narrow_name="the new schema", root_name="the output", budget=budget)
     return _schema_changes(
         target,
         found,
+        kind="tool output schema",
         breaking=f"tool `{name}`'s output no longer fits what its old output schema promised",
         unsure_subject=f"tool `{name}`'s output schema",
         todo="keep the old fields, types and required keys (add new fields beside them), or add a new tool "
@@ -393,6 +422,7 @@ def _schema_changes(
     target: str,
     found: list[Gap],
     *,
+    kind: str,
     breaking: str,
     unsure_subject: str,
     todo: str,
@@ -401,7 +431,9 @@ def _schema_changes(
 ) -> list[Change]:
     certain = [g for g in found if g.certain]
     unsure = [g for g in found if not g.certain]
-    changes = [Change(Impact.BREAKING, target, f"{breaking}: {g.message}", todo) for g in certain]
+    changes = [
+        Change(Impact.BREAKING, target, f"{breaking}: {g.message}", todo, kind=f"{kind} narrowed") for g in certain
+    ]
     changes += [
         Change(
             Impact.NEEDS_REVIEW,
@@ -409,11 +441,12 @@ def _schema_changes(
             f"{unsure_subject} changed; {g.message}",
             f"check this by hand: if it narrows, {todo}; {REVIEW}",
             certain=False,
+            kind=f"{kind} changed, cannot tell how",
         )
         for g in unsure
     ]
     if not changes and not certain_before:
-        changes.append(Change(Impact.NEEDS_REVIEW, target, unchanged, REVIEW))
+        changes.append(Change(Impact.NEEDS_REVIEW, target, unchanged, REVIEW, kind=f"{kind} changed compatibly"))
     return changes
 
 
@@ -436,6 +469,7 @@ def _compare_resources(old: dict[str, Any], new: dict[str, Any], noun: str) -> l
                     f"{noun} {uri} was removed (or its URI changed)",
                     f"keep serving {uri}: the published app's tools fetch it (else: “failed to fetch template”); "
                     "change its HTML in place, and version the URI only with a new review",
+                    kind=f"widget {noun} removed",
                 )
             )
         else:
@@ -445,6 +479,7 @@ def _compare_resources(old: dict[str, Any], new: dict[str, Any], noun: str) -> l
                     f"{noun} {uri}",
                     f"{noun} {uri} was removed",
                     f"keep it if clients read it; {REVIEW}",
+                    kind=f"{noun} removed",
                 )
             )
     for uri in sorted(new.keys() - old.keys()):
@@ -454,6 +489,7 @@ def _compare_resources(old: dict[str, Any], new: dict[str, Any], noun: str) -> l
                 f"{noun} {uri}",
                 f"{noun} {uri} is new",
                 "served at once; a tool of the published app uses it only after a new reviewed version",
+                kind=f"{noun} added",
             )
         )
     for uri in sorted(old.keys() & new.keys()):
@@ -473,6 +509,7 @@ def _compare_resource(uri: str, old: dict[str, Any], new: dict[str, Any], noun: 
                 f"the widget domain of {uri} changed from {before} to {after}",
                 "keep the domain: it is the widget's origin (its storage, its allowed requests) and identifies "
                 "the app; a new domain needs a new reviewed version",
+                kind="widget domain changed",
             )
         )
     for key in ("mimeType", "contentMimeType"):
@@ -488,6 +525,7 @@ def _compare_resource(uri: str, old: dict[str, Any], new: dict[str, Any], noun: 
                 (f"goes live at once; {CACHE_NOTE}")
                 if rendered or before not in WIDGET_MIME_TYPES
                 else "keep a widget MIME type (text/html;profile=mcp-app): hosts render nothing else",
+                kind=f"{noun} MIME type changed",
             )
         )
     if old.get("html") != new.get("html") and new.get("html") == UNREADABLE:
@@ -497,6 +535,7 @@ def _compare_resource(uri: str, old: dict[str, Any], new: dict[str, Any], noun: 
                 target,
                 f"the widget {uri} can no longer be read (resources/read fails)",
                 "fix it before it ships: the published app renders nothing; `appsdk check` says why",
+                kind="widget unreadable",
             )
         )
     elif old.get("html") != new.get("html"):
@@ -507,6 +546,7 @@ def _compare_resource(uri: str, old: dict[str, Any], new: dict[str, Any], noun: 
                 f"the widget HTML of {uri} changed",
                 f"goes live at once for every user, with no review; {CACHE_NOTE}. It must still work with "
                 "the reviewed tools' inputs and outputs",
+                kind="widget HTML changed",
             )
         )
     if not _same(old.get("csp"), new.get("csp")):
@@ -516,6 +556,7 @@ def _compare_resource(uri: str, old: dict[str, Any], new: dict[str, Any], noun: 
                 target,
                 f"the CSP of {uri} changed",
                 "goes live with the HTML; an origin added here is checked again at the next review",
+                kind="widget CSP changed",
             )
         )
     keys = [k for k in ("name", "title", "description") if old.get(k) != new.get(k)]
@@ -523,7 +564,11 @@ def _compare_resource(uri: str, old: dict[str, Any], new: dict[str, Any], noun: 
     if keys:
         changes.append(
             Change(
-                Impact.GOES_LIVE, target, f"{noun} {uri} changed: {', '.join(keys)}", f"goes live at once; {CACHE_NOTE}"
+                Impact.GOES_LIVE,
+                target,
+                f"{noun} {uri} changed: {', '.join(keys)}",
+                f"goes live at once; {CACHE_NOTE}",
+                kind=f"{noun} changed",
             )
         )
     return changes
@@ -541,6 +586,7 @@ def _compare_server(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
                 "server",
                 f"the server name changed from {old.get('name')!r} to {new.get('name')!r}",
                 REVIEW,
+                kind="server name changed",
             )
         )
     if old.get("instructions") != new.get("instructions"):
@@ -550,6 +596,7 @@ def _compare_server(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
                 "server",
                 "the server's instructions changed",
                 f"ChatGPT reads them; treat them like a tool description: {REVIEW}",
+                kind="server instructions changed",
             )
         )
     if old.get("version") != new.get("version"):
@@ -559,6 +606,7 @@ def _compare_server(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
                 "server",
                 f"the server version changed from {old.get('version')!r} to {new.get('version')!r}",
                 "nothing to do; record the new contract with `appsdk snapshot` once this version is submitted",
+                kind="server version changed",
             )
         )
     return changes
@@ -573,11 +621,18 @@ def _compare_protocol(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
                 "protocol",
                 f"the server no longer speaks the {era} MCP protocol ({', '.join(old[era])})",
                 "keep it: hosts that connected with it (ChatGPT among them) cannot connect otherwise",
+                kind="protocol era dropped",
             )
         )
     for era in sorted(new.keys() - old.keys()):
         changes.append(
-            Change(Impact.GOES_LIVE, "protocol", f"the server now speaks the {era} MCP protocol", "nothing to do")
+            Change(
+                Impact.GOES_LIVE,
+                "protocol",
+                f"the server now speaks the {era} MCP protocol",
+                "nothing to do",
+                kind="protocol era added",
+            )
         )
     for era in sorted(old.keys() & new.keys()):
         if not _same(old[era], new[era]):
@@ -587,6 +642,7 @@ def _compare_protocol(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
                     "protocol",
                     f"the {era} protocol version changed from {', '.join(old[era])} to {', '.join(new[era])}",
                     "nothing to do; hosts negotiate the version on each connection",
+                    kind="protocol version changed",
                 )
             )
     return changes

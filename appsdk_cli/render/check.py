@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from appsdk_cli.checks import CheckReport
+    from appsdk_cli.checks.model import Finding
     from appsdk_cli.rulebook import Entry
 
 
@@ -16,9 +17,13 @@ from appsdk_cli.render.console import count, escape, json_line, stderr, stdout
 # A check call this slow is named with its time in the summary line (read-only tools with no arguments
 # are called; a long one was the wait nobody could place).
 SLOW_CALL_SECONDS = 1.0
+# Past this many findings, one line each, grouped by rule with counts (`--all` for the table with every
+# fix): a table row each took 3 s at 5,000 tools, each missing its annotations.
+COMPACT_FINDINGS = 50
 
 
-def check_report(report: CheckReport, *, as_json: bool) -> None:
+def check_report(report: CheckReport, *, as_json: bool, show_all: bool = True) -> None:
+    """The findings in a table; with show_all False, past COMPACT_FINDINGS one line each, grouped by rule."""
     if as_json:
         json_line(report.as_json())
         return
@@ -28,7 +33,9 @@ def check_report(report: CheckReport, *, as_json: bool) -> None:
 
     console = stdout()
     snapshot = report.snapshot
-    if report.findings:
+    if len(report.findings) > COMPACT_FINDINGS and not show_all:
+        _compact_findings(report)
+    elif report.findings:
         table = Table(show_header=True, header_style="bold", show_lines=False, expand=False)
         table.add_column("rule", no_wrap=True)
         table.add_column("severity", no_wrap=True)
@@ -57,7 +64,7 @@ def check_report(report: CheckReport, *, as_json: bool) -> None:
         )
         console.print(f"[cyan]speaks:[/] {escape(names)} [dim](this check: {escape(snapshot.era)})[/]", soft_wrap=True)
     if report.subject is None and snapshot.tools:
-        _permission_prompts(report)
+        _permission_prompts(report, show_all=show_all)
     if not report.findings:
         console.print(f"[green]✓ no problems[/] [dim]{where}[/]", soft_wrap=True)
         return
@@ -69,6 +76,35 @@ def check_report(report: CheckReport, *, as_json: bool) -> None:
         + f" [dim]{where}[/]",
         soft_wrap=True,
     )
+
+
+def _compact_findings(report: CheckReport) -> None:
+    """One line per finding, grouped by rule, each group headed by its count and how to fix it; printed
+    as one text (render/lines.py)."""
+    from appsdk_cli.render.lines import Lines
+
+    groups: dict[str, list[Finding]] = {}
+    for finding in report.findings:  # already errors first, then by rule: each group keeps that order
+        groups.setdefault(finding.rule.id, []).append(finding)
+    lines = Lines(stdout())
+    for members in groups.values():
+        rule = members[0].rule
+        colour = "red" if rule.severity.value == "error" else "yellow"
+        lines.add()
+        lines.add(("bold", rule.id), ("", f" {rule.name} "), (colour, rule.severity.value), ("", f": {len(members)}"))
+        example = "" if len({finding.hint for finding in members}) == 1 else "for example: "
+        lines.add(("dim", f"  → {example}{members[0].hint}"))
+        for finding in members:
+            lines.add(("", f"  {finding.message}"))
+    lines.add()
+    lines.add(
+        (
+            "dim",
+            f"{count(len(report.findings), 'finding')}, one line each by rule: `--all` shows each with its fix,"
+            " `--json` every field",
+        )
+    )
+    lines.emit()
 
 
 @contextlib.contextmanager
@@ -100,7 +136,7 @@ def calling_tool(name: str) -> Iterator[None]:
             ticker.join()
 
 
-def _permission_prompts(report: CheckReport) -> None:
+def _permission_prompts(report: CheckReport, *, show_all: bool = True) -> None:
     """Which tools would ask the user first under each of ChatGPT's permission modes ("never" asks about none)."""
     from appsdk_cli.permissions import MODES, Hints
 
@@ -111,15 +147,27 @@ def _permission_prompts(report: CheckReport) -> None:
         if mode == "never":
             continue
         every = len(asking) == len(report.snapshot.tools)
-        names = "every tool" if every else escape(", ".join(name for name, _ in asking)) or "[dim]none[/]"
+        names = "every tool" if every else _names([name for name, _ in asking], show_all) or "[dim]none[/]"
         console.print(f"  {MODES[mode]:<{width}}  {names}", soft_wrap=True)
     bare = [str(t["name"]) for t in report.snapshot.tools if isinstance(t, dict) and Hints.of(t).missing]
     if bare:
         console.print(
-            f"  [dim]{escape(', '.join(bare))}: a hint left out counts as MCP's default"
+            f"  [dim]{_names(bare, show_all)}: a hint left out counts as MCP's default"
             " (readOnlyHint false, destructiveHint true, openWorldHint true)[/]",
             soft_wrap=True,
         )
+
+
+# Past this many tools, a list of names shows the first few and how many more (--json has every one).
+NAMES_SHOWN = 10
+
+
+def _names(names: list[str], show_all: bool) -> str:
+    """Tool names on one line, as markup: a newline in a name cannot start a line of its own."""
+    more = ""
+    if not show_all and len(names) > COMPACT_FINDINGS:
+        names, more = names[:NAMES_SHOWN], f" and {len(names) - NAMES_SHOWN} more (`--all` or `--json`)"
+    return escape(", ".join(names)).replace("\n", "\\n") + more
 
 
 def _call_shown(name: str, seconds: float | None) -> str:

@@ -29,12 +29,15 @@ def _tally(changes: Iterable[Change]) -> str:
     return ", ".join(parts)
 
 
-def contract_report(diff: ContractDiff, *, as_json: bool) -> None:
+# Past this many changes, `check --against` lists one line each, grouped by kind with counts (`--all` for the
+# table with every what-to-do): a table of 2,000 rows took 5 s to draw and nobody reads it on a terminal.
+COMPACT_CHANGES = 50
+
+
+def contract_report(diff: ContractDiff, *, as_json: bool, show_all: bool = False) -> None:
     if as_json:
         json_line(diff.as_json())
         return
-    from rich.table import Table
-
     from appsdk_cli.render.console import escape
 
     console = stdout()
@@ -42,12 +45,10 @@ def contract_report(diff: ContractDiff, *, as_json: bool) -> None:
     if not diff.changes:
         console.print(f"[green]✓ no changes[/] [dim]{where}[/]", soft_wrap=True)
         return
-    table = Table(show_header=True, header_style="bold", expand=False)
-    table.add_column("impact", no_wrap=True)
-    table.add_column("what changed, and what to do instead", overflow="fold")
-    for change in diff.changes:
-        table.add_row(_label(change), f"{escape(change.change)}\n[dim]→ {escape(change.todo)}[/]")
-    console.print(table)
+    if show_all or len(diff.changes) <= COMPACT_CHANGES:
+        _table(console, diff.changes)
+    else:
+        _compact(console, diff.changes, "`--all` shows each with what to do, `--json` every field")
     reviews = any(change.impact.value == "needs-review" for change in diff.changes)
     colour, mark = ("red", "✗") if diff.failed else ("yellow", "!") if reviews else ("green", "✓")
     console.print(
@@ -56,6 +57,41 @@ def contract_report(diff: ContractDiff, *, as_json: bool) -> None:
         + f" [dim]{where}[/]",
         soft_wrap=True,
     )
+
+
+def _table(console: Console, changes: list[Change]) -> None:
+    from rich.table import Table
+
+    from appsdk_cli.render.console import escape
+
+    table = Table(show_header=True, header_style="bold", expand=False)
+    table.add_column("impact", no_wrap=True)
+    table.add_column("what changed, and what to do instead", overflow="fold")
+    for change in changes:
+        table.add_row(_label(change), f"{escape(change.change)}\n[dim]→ {escape(change.todo)}[/]")
+    console.print(table)
+
+
+def _compact(console: Console, changes: list[Change], footer: str) -> None:
+    """One line per change, grouped by impact and kind, each group headed by its count and what to do.
+
+    Printed as one text (render/lines.py): a table row each took 5 s at 2,000."""
+    from appsdk_cli.render.lines import Lines
+
+    groups: dict[tuple[str, str], list[Change]] = {}
+    for change in changes:  # already breaking first: each group keeps that order
+        groups.setdefault((change.impact.value, change.kind or change.target.split(" ")[0]), []).append(change)
+    lines = Lines(console)
+    for (impact, kind), members in groups.items():
+        lines.add()
+        lines.add((COLOURS[impact], LABELS[impact]), ("", " "), ("bold", kind), ("", f": {len(members)}"))
+        example = "" if len({change.todo for change in members}) == 1 else "for example: "
+        lines.add(("dim", f"  → {example}{members[0].todo}"))
+        for change in members:
+            lines.add(("", f"  {change.change}"), ("dim", "" if change.certain else " (cannot tell)"))
+    lines.add()
+    lines.add(("dim", f"{count(len(changes), 'change')}, one line each by kind: {footer}"))
+    lines.emit()
 
 
 def _label(change: Change) -> str:
@@ -68,17 +104,31 @@ def change_lines(changes: Iterable[Change], console: Console | None = None) -> N
     """One line per change, for `appsdk dev`'s reload output and `appsdk snapshot`'s.
 
     On a terminal each wraps at a word under its own text, the labels in a column (the terminal would
-    cut a long line anywhere, mid-word); in a log each stays one whole line, for grep."""
-    from appsdk_cli.render.console import escape
+    cut a long line anywhere, mid-word); in a log each stays one whole line, for grep. Past
+    COMPACT_CHANGES, grouped by kind as `check --against` prints them (a grid of 2,000 rows took 6 s)."""
+    from appsdk_cli.render.lines import Lines
 
     console = console or stdout()
+    changes = list(changes)
+    if len(changes) > COMPACT_CHANGES:
+        _compact(console, changes, "`appsdk check --against` the old file with --all shows each with what to do")
+        return
     if not console.is_terminal:
+        lines = Lines(console)
         for change in changes:
-            console.print(
-                f"  {_label(change)}: {escape(change.change)} [dim]→ {escape(change.todo)}[/]", soft_wrap=True
+            value = change.impact.value
+            lines.add(
+                ("", "  "),
+                (COLOURS[value], LABELS[value]),
+                ("dim", "" if change.certain else " (cannot tell)"),
+                ("", f": {change.change}"),
+                ("dim", f" → {change.todo}"),
             )
+        lines.emit()
         return
     from rich.table import Table
+
+    from appsdk_cli.render.console import escape
 
     rows = Table.grid(padding=(0, 1))
     rows.add_column(no_wrap=True)
