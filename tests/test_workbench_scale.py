@@ -149,3 +149,21 @@ def test_the_page_lists_many_tools_and_a_click_or_a_key_moves_the_selection(benc
     run = page.evaluate("() => window.appsdkWorkbench.runs()[0]")
     assert run["tool"] == "tool-0003" and run["result"]["structuredContent"]["query"] == "books"
     assert listings(bench) == 1
+
+
+def test_no_project_gets_a_workbench_port_browsers_refuse(tmp_path) -> None:
+    """Chromium refuses 6665-6669 and a few more (ERR_UNSAFE_PORT): a project whose path hashed to one got
+    a workbench no browser opened."""
+    import hashlib
+
+    from appsdk_cli.workbench.port import COUNT, FIRST, UNSAFE, project_port
+
+    def hashed(path) -> int:
+        return FIRST + int.from_bytes(hashlib.sha256(str(path.resolve()).encode()).digest()[:4], "big") % COUNT
+
+    unlucky = next(path for n in range(100_000) if hashed(path := tmp_path / f"app-{n}") == 6665)
+    port = project_port(unlucky)
+    assert port not in UNSAFE and FIRST <= port < FIRST + COUNT
+    assert port == project_port(unlucky)  # still the same on every start
+    lucky = next(path for n in range(100_000) if hashed(path := tmp_path / f"app-{n}") not in UNSAFE)
+    assert project_port(lucky) == hashed(lucky)
