@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -56,11 +57,21 @@ def test_runs_use_the_kept_listing_until_a_reload_makes_a_new_generation(bench: 
 
     reader.until(last_done)
     assert set(seen) <= {"run", "traffic", "progress"}, seen
-    # A reload is a new server generation: the tools are listed again (and the page told) ...
+    # A reload is a new server generation: the tools are listed again ...
     bench.reloaded(("server.py",), None)
-    reader.until(lambda event, data: event == "tools" and len(data["tools"]) == TOOLS)
+    reader.until(lambda event, data: event == "reload")
+    deadline = time.monotonic() + 20
+    while listings(bench) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
     before = listings(bench)
     assert before == 2
+    # ... and the page is not sent them again when they are what it has: up to the next run, it hears only
+    # of the MCP traffic of that listing.
+    probe = bench.start_run("tool-0002", {"query": "x"})
+    heard: list[str] = []
+    reader.until(lambda event, data: heard.append(event) or (event == "run" and data["id"] == probe.id))
+    assert set(heard) == {"traffic", "run"}, heard
+    wait_done(bench, probe.id)
     again = bench.start_run("tool-0001", {"query": "books"})
     assert wait_done(bench, again.id).status == "done"
     assert listings(bench) == before  # ... once: the runs after it use that listing

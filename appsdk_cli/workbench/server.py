@@ -59,6 +59,7 @@ KEPT_RUN_BYTES = 32 * 1024 * 1024
 HELLO_RUN_BYTES = 4 * 1024 * 1024
 HELLO_TRAFFIC_BYTES = 2 * 1024 * 1024
 HELLO_TRAFFIC_RECORDS = 500
+RELISTING_WAIT_SECONDS = 30.0  # how long a run waits for the listing after a reload before listing itself
 
 
 def preload() -> None:
@@ -128,6 +129,9 @@ class Workbench:
         self._by_name: dict[str, dict[str, Any]] = {}
         self._listing_page: list[dict[str, Any]] | None = None
         self._listing_widget_tools: dict[Any, frozenset[str]] | None = None
+        # Set while the listing after a reload is under way: a run started meanwhile waits for it rather
+        # than list the same tools again beside it.
+        self._relisting: threading.Event | None = None
         self._server_info: dict[str, Any] = {}
         self._threads: set[threading.Thread] = set()
         self._last_reload: dict[str, Any] | None = None
@@ -285,6 +289,10 @@ class Workbench:
     def _listing_for_run(self, client: McpClient, name: str) -> list[dict[str, Any]]:
         """The tools a run goes by: the kept listing when it is of this server generation and names the
         tool, else tools/list in the run's own session (told to the page, whose list is stale too)."""
+        with self._lock:
+            relisting = self._relisting
+        if relisting is not None:
+            relisting.wait(RELISTING_WAIT_SECONDS)
         with self._lock:
             tools, current = self._tools, self._listed_generation == self._generation
             known = name in self._by_name
@@ -698,19 +706,30 @@ class Workbench:
         # nor the dev supervisor (whose loop calls this) waits on a round trip to the new worker.
         self.events.publish("reload", event)
         if app_ok:
-            thread = threading.Thread(target=self._refresh_tools, name="workbench-tools", daemon=True)
+            relisting = threading.Event()
+            thread = threading.Thread(
+                target=self._refresh_tools, args=(relisting,), name="workbench-tools", daemon=True
+            )
             with self._lock:
                 self._threads.add(thread)
+                self._relisting = relisting
             thread.start()
 
-    def _refresh_tools(self) -> None:
+    def _refresh_tools(self, relisting: threading.Event) -> None:
+        # The page hears of the listing only when it differs from what it has: most saves change no
+        # tool, and sending thousands of them again would have every page redraw its list for nothing.
+        told = (self._tools, self._tools_error, self._sign_in_needed is not None)
         try:
             with contextlib.suppress(AppsdkError):
                 self.tools(refresh=True, browser=False)
-            self.events.publish("tools", self._tools_json_or_error())
+            if (self._tools, self._tools_error, self._sign_in_needed is not None) != told:
+                self.events.publish("tools", self._tools_json_or_error())
         finally:
+            relisting.set()
             with self._lock:
                 self._threads.discard(threading.current_thread())
+                if self._relisting is relisting:
+                    self._relisting = None
 
     def _tools_json_or_error(self) -> dict[str, Any]:
         """The listing as it stands, without asking the server (a first listing that failed: its error)."""
