@@ -84,6 +84,15 @@ def test_a_tool_the_kept_listing_lacks_is_looked_up_again(bench: Workbench) -> N
     done = wait_done(bench, run.id, status="invalid")
     assert "has no tool 'no-such-tool'" in (done.error or "")
     assert listings(bench) == 2  # the server may have added it since: asked, not assumed
+    assert f"and {TOOLS - 20} more" in done.error and len(done.error) < 600  # not all 300 names
+
+
+def test_arguments_the_kept_schema_refuses_are_checked_against_a_fresh_listing_first(bench: Workbench) -> None:
+    bench.tools()
+    run = bench.start_run("tool-0003", {"limit": 2})  # no query: the schema requires one
+    done = wait_done(bench, run.id, status="invalid")
+    assert "'query' is a required property" in (done.error or "")
+    assert listings(bench) == 2  # the server may have changed the schema since the listing was kept
 
 
 def test_what_the_workbench_keeps_and_replays_is_bounded_by_bytes(

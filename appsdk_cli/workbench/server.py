@@ -59,6 +59,7 @@ KEPT_RUN_BYTES = 32 * 1024 * 1024
 HELLO_RUN_BYTES = 4 * 1024 * 1024
 HELLO_TRAFFIC_BYTES = 2 * 1024 * 1024
 HELLO_TRAFFIC_RECORDS = 500
+TOOLS_NAMED = 20  # a run of a tool the server lacks names this many of the tools it has
 RELISTING_WAIT_SECONDS = 30.0  # how long a run waits for the listing after a reload before listing itself
 
 
@@ -286,9 +287,12 @@ class Workbench:
             }
         return tools
 
-    def _listing_for_run(self, client: McpClient, name: str) -> list[dict[str, Any]]:
-        """The tools a run goes by: the kept listing when it is of this server generation and names the
-        tool, else tools/list in the run's own session (told to the page, whose list is stale too)."""
+    def _listing_for_run(
+        self, client: McpClient, name: str, *, again: bool = False
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """The tools a run goes by, and whether they were listed just now: the kept listing when it is of
+        this server generation and names the tool (and not `again`), else tools/list in the run's own
+        session (told to the page, whose list is stale too)."""
         with self._lock:
             relisting = self._relisting
         if relisting is not None:
@@ -296,11 +300,31 @@ class Workbench:
         with self._lock:
             tools, current = self._tools, self._listed_generation == self._generation
             known = name in self._by_name
-        if tools is not None and current and known:
-            return tools
+        if tools is not None and current and known and not again:
+            return tools, False
         tools = self._listed(client)
         self.events.publish("tools", self.tools_json())
-        return tools
+        return tools, True
+
+    def _checked(self, run: Run, tools: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]] | str:
+        """The run's tool definition and its arguments as the server gets them, or why the call cannot go."""
+        from appsdk_cli.host.files import file_arguments
+
+        definition = next((t for t in tools if t.get("name") == run.tool), None)
+        if definition is None:
+            names = [str(t.get("name")) for t in tools]
+            listed = ", ".join(names[:TOOLS_NAMED]) or "none"
+            if len(names) > TOOLS_NAMED:
+                listed += f" and {len(names) - TOOLS_NAMED} more"
+            return f"{self.target.description} has no tool {run.tool!r} (it has {listed})"
+        try:
+            # openai/fileParams arguments name uploaded files; the tool gets them as file objects.
+            files_origin = self.host.origins.server_files_origin
+            arguments = file_arguments(definition, run.arguments, self.host.files, files_origin)
+        except ValueError as problem:
+            return str(problem)
+        problems = argument_problems(definition.get("inputSchema"), arguments)
+        return "; ".join(problems) if problems else (definition, arguments)
 
     def _widget_tools(self, tools: list[dict[str, Any]]) -> dict[Any, frozenset[str]]:
         """The tools a widget may call, per bridge: derived once per listing."""
@@ -485,7 +509,6 @@ class Workbench:
 
         from appsdk_cli.appmeta import crash_hint, error_text, tool_crash, tool_meta, without_tool_crash
         from appsdk_cli.connection import signed_in, step_up
-        from appsdk_cli.host.files import file_arguments
         from appsdk_cli.host.session import PreviewSession
         from appsdk_cli.remote import request_meta
 
@@ -503,24 +526,17 @@ class Workbench:
         def work(client: McpClient) -> Any:
             flight.client = client
             self._attach_tracer(client, run.id)
-            tools = self._listing_for_run(client, run.tool)
-            definition = next((t for t in tools if t.get("name") == run.tool), None)
-            if definition is None:
-                names = ", ".join(str(t.get("name")) for t in tools) or "none"
-                where = self.target.description
-                self._finish(run, "invalid", error=f"{where} has no tool {run.tool!r} (it has {names})")
+            tools, listed_now = self._listing_for_run(client, run.tool)
+            checked = self._checked(run, tools)
+            if isinstance(checked, str) and not listed_now:
+                # The kept listing may be older than the server (changed outside appsdk dev): the tool's
+                # schema is asked for again before its arguments are refused.
+                tools, _ = self._listing_for_run(client, run.tool, again=True)
+                checked = self._checked(run, tools)
+            if isinstance(checked, str):
+                self._finish(run, "invalid", error=checked)
                 return None
-            try:
-                # openai/fileParams arguments name uploaded files; the tool gets them as file objects.
-                files_origin = self.host.origins.server_files_origin
-                arguments = file_arguments(definition, run.arguments, self.host.files, files_origin)
-            except ValueError as problem:
-                self._finish(run, "invalid", error=str(problem))
-                return None
-            problems = argument_problems(definition.get("inputSchema"), arguments)
-            if problems:
-                self._finish(run, "invalid", error="; ".join(problems))
-                return None
+            definition, arguments = checked
             meta = tool_meta(definition)
             run.invoking, run.invoked, run.template_uri = meta.invoking, meta.invoked, meta.template
             if cancelled.is_set():
