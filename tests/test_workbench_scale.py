@@ -187,3 +187,21 @@ def test_no_project_gets_a_workbench_port_browsers_refuse(tmp_path) -> None:
     assert port == project_port(unlucky)  # still the same on every start
     lucky = next(path for n in range(100_000) if hashed(path := tmp_path / f"app-{n}") not in UNSAFE)
     assert project_port(lucky) == hashed(lucky)
+
+
+def test_the_host_keeps_its_log_and_widget_documents_within_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from appsdk_cli.host import state
+    from appsdk_cli.host.run import LogEntry
+
+    monkeypatch.setattr(state, "KEPT_LOG_BYTES", 50_000)
+    monkeypatch.setattr(state, "KEPT_DOCUMENT_BYTES", 300_000)
+    host = state.HostState()
+    for index in range(2_000):
+        host.record(LogEntry("console", "info", f"line {index:05d} " + "x" * 990))
+    assert sum(len(entry.message) for entry in host.log) <= 50_000
+    assert host.log[-1].message.startswith("line 01999") and len(host.log) < 2_000
+    tokens = [host.remember_document("<p>" + "y" * 100_000 + "</p>", "default-src 'none'") for _ in range(10)]
+    kept = [token for token in tokens if host.stored_document(token) is not None]
+    assert kept == tokens[-2:]  # the newest, within the bytes; a widget reloading itself still gets itself
+    one = host.remember_document("z" * 1_000_000, "")  # one larger than the budget is still served
+    assert host.stored_document(one) is not None
