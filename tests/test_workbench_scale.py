@@ -205,3 +205,58 @@ def test_the_host_keeps_its_log_and_widget_documents_within_bytes(monkeypatch: p
     assert kept == tokens[-2:]  # the newest, within the bytes; a widget reloading itself still gets itself
     one = host.remember_document("z" * 1_000_000, "")  # one larger than the budget is still served
     assert host.stored_document(one) is not None
+
+
+def test_a_save_that_changes_no_tool_rerenders_the_widget_and_leaves_the_tool_list_be(workbench_page, tmp_path) -> None:
+    """Under a real `appsdk dev`: the widget re-renders in place, the page is not sent the listing again (the
+    list's items are the same nodes), and it asks for the skills once more (a save may change them)."""
+    pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
+    import os
+    import signal
+    import subprocess
+
+    from preview_helpers import widget_view
+    from test_workbench_browser import dev_workbench_url, open_workbench, wait_run
+
+    from appsdk_cli.scaffold import scaffold
+
+    page = workbench_page
+    project = scaffold("book-club", tmp_path).path
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", "dev", "--port", str(free_port())],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+    )
+    lines: list[str] = []
+    try:
+        open_workbench(page, dev_workbench_url(process, lines))
+        page.click("#run-button")
+        assert wait_run(page)["status"] == "done"
+        widget = widget_view(page.locator(".host-frame iframe").first.content_frame)
+        widget.get_by_text("Frankenstein").wait_for(timeout=15_000)
+        page.evaluate("() => { window.firstTool = document.querySelector('#tool-list .tool-item'); }")
+        skills: list[str] = []
+        page.on("request", lambda request: "/api/skills" in request.url and skills.append(request.url))
+
+        html = project / "widgets" / "book-list.html"
+        html.write_text(html.read_text().replace("Book club picks", "Reading list"))
+        widget.get_by_text("Reading list").wait_for(timeout=20_000)
+        page.wait_for_function("() => window.appsdkWorkbench.reloads === 1")
+        deadline = time.monotonic() + 10
+        while not skills and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+        assert skills, "the page did not ask for the skills after the reload"
+        assert page.evaluate("() => document.querySelector('#tool-list .tool-item') === window.firstTool")
+        assert page.locator("#tool-list .tool-item").count() == 1
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            output, _ = process.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+        lines.append(output)
+    assert "Traceback" not in "".join(lines)
