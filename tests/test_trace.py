@@ -237,6 +237,141 @@ def test_a_broken_trace_file_is_named_by_line(tmp_path: Path):
     bad.write_text('{"seq": 1}\nnot json\n')
     with pytest.raises(trace.TraceFormatError, match="line 2"):
         trace.read_jsonl(bad)
+    with pytest.raises(trace.TraceFormatError, match="line 2"):
+        trace.TraceIndex(bad)
+    with pytest.raises(trace.TraceFormatError, match="line 3 of the trace is not UTF-8"):
+        bad.write_bytes(b'{"seq": 1}\n\n{"seq": "\xff"}\n')
+        list(trace.iter_trace(bad))
+
+
+# --- bounded memory: the kept buffer, and reading big traces -------------------------------------------
+
+
+def _big_answer(n: int, size: int) -> dict:
+    return {"jsonrpc": "2.0", "id": n, "result": {"content": [{"type": "text", "text": f"{n:08d}" * (size // 8)}]}}
+
+
+def test_the_kept_records_stay_within_their_bytes_whatever_their_number(tmp_path: Path):
+    import tracemalloc
+
+    sink, budget = tmp_path / "big.jsonl", 3_000_000
+    heard = 0
+    tracemalloc.start()
+    try:
+        with trace.Tracer(sink=sink, max_bytes=budget) as tracer:
+
+            def count(_record: dict) -> None:
+                nonlocal heard
+                heard += 1
+
+            tracer.subscribe(count)
+            before = tracemalloc.get_traced_memory()[0]
+            for n in range(300):  # 300 answers of 100 kB: 30 MB went through, ten times the budget
+                tracer("send", {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "big"}})
+                tracer("receive", _big_answer(n, 100_000))
+                kept = tracer.kept()
+                assert kept.bytes <= budget
+            held = tracemalloc.get_traced_memory()[0] - before
+            tracer("receive", _big_answer(999, 4_000_000))  # bigger than the whole budget: written, not kept
+        assert tracer.kept().bytes <= budget
+    finally:
+        tracemalloc.stop()
+    # What the kept lines really take in memory, not only what the tracer counts.
+    assert held <= budget * 1.1, held
+    lines = trace.read_jsonl(sink)
+    assert heard == len(lines) == 601 and [r["seq"] for r in lines] == list(range(1, 602))
+    kept_records = tracer.records()
+    assert kept_records == lines[600 - len(kept_records) : 600]  # the newest, as written, but the 4 MB one
+    assert kept_records[-1]["seq"] == 600 and 20 <= len(kept_records) < 601  # not the 4 MB one
+    assert tracer.kept() == (len(kept_records), tracer.kept().bytes, 601 - len(kept_records), budget)
+    assert tracer.recent(3) == kept_records[-3:]
+    assert tracer.recent(100, max_bytes=150_000) == kept_records[-2:]  # one 100 kB answer and its request
+    exported = io.StringIO()
+    assert tracer.export(exported) == len(kept_records) and exported.getvalue() == tracer.jsonl()
+    tracer.clear()
+    assert tracer.kept() == (0, 0, 0, budget)
+
+
+def _generated_trace(path: Path, records: int) -> None:
+    """A trace of every kind of record, some with text UTF-8 spends two to four bytes on."""
+    with trace.Tracer(sink=path) as tracer:
+        for n in range(records // 3):
+            tracer("send", {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": f"tool-{n}"}})
+            tracer("receive", {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": n}})
+            text = "é日🙂" * (n % 7) + "x" * (n % 500)
+            tracer("receive", {"jsonrpc": "2.0", "id": n, "result": {"content": [{"type": "text", "text": text}]}})
+
+
+def test_a_trace_read_as_a_stream_or_by_offset_is_the_trace_read_whole(tmp_path: Path):
+    path = tmp_path / "generated.jsonl"
+    _generated_trace(path, 3_000)
+    with path.open("a", encoding="utf-8") as more:
+        more.write("\n")  # a blank line is no record, for either reader
+    # The full read this replaces: the whole text, split into lines, each parsed.
+    whole = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(whole) == 3_000
+    assert list(trace.iter_trace(path)) == whole
+    assert trace.read_jsonl(path) == whole
+    index = trace.TraceIndex(path)
+    assert len(index) == 3_000 and list(index) == whole
+    assert [index.record(n) for n in (0, 1, 2, 1234, 2999, -1)] == [whole[n] for n in (0, 1, 2, 1234, 2999, -1)]
+    page = index.page(1_500, 50)
+    assert page == [{k: v for k, v in r.items() if k != "message"} for r in whole[1_500:1_550]]
+    assert index.summary(7)["seq"] == 8 and "message" not in index.summary(7)
+    assert len(index.page(2_990, 50)) == 10
+    with pytest.raises(IndexError):
+        index.record(3_000)
+
+
+def test_a_message_serialised_once_is_written_as_dumps_record_writes_it(tmp_path: Path):
+    path = tmp_path / "lines.jsonl"
+    texts = ["plain", "é日🙂", "a\u2028b", "lone \ud800 surrogate", "Bearer abc.def"]
+    with trace.Tracer(sink=path, secrets=["s3cret"]) as tracer:
+        for n, text in enumerate(texts):
+            tracer("send", {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"q": text}})
+            tracer("receive", {"jsonrpc": "2.0", "id": n, "result": {"content": [{"type": "text", "text": text}]}})
+        tracer("send", {"jsonrpc": "2.0", "id": 9, "method": "m\ud800é", "params": {"key": "s3cret"}})
+        tracer("receive", {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "é"}})
+        tracer.failed({"jsonrpc": "2.0", "id": 10, "method": "tools/list"}, OSError("refused"))
+    lines = path.read_text(encoding="utf-8").split("\n")[:-1]  # not splitlines(): U+2028 is no line end
+    assert len(lines) == 2 * len(texts) + 3
+    for line in lines:
+        assert line == trace.dumps_record(json.loads(line))
+    assert tracer.jsonl() == "".join(line + "\n" for line in lines)
+
+
+def test_a_line_separator_inside_a_message_is_not_a_line_end(tmp_path: Path):
+    path = tmp_path / "separators.jsonl"
+    odd = "a\u2028b\u2029c\x85d\x1ce"  # compact JSON writes these raw; str.splitlines() splits on each
+    with trace.Tracer(sink=path) as tracer:
+        tracer("receive", {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": odd}})
+    (record,) = trace.iter_trace(path)
+    assert record["message"]["params"]["data"] == odd
+    assert list(trace.iter_jsonl(path.read_text(encoding="utf-8"))) == [record]
+    assert trace.TraceIndex(path).record(0) == record
+
+
+def test_reading_a_big_trace_holds_one_record_at_a_time(tmp_path: Path):
+    import tracemalloc
+
+    path = tmp_path / "big.jsonl"
+    with trace.Tracer(sink=path, max_bytes=0) as tracer:
+        for n in range(400):
+            tracer("receive", _big_answer(n, 50_000))
+    assert path.stat().st_size > 20_000_000
+    tracemalloc.start()
+    try:
+        seen = sum(1 for _ in trace.iter_trace(path))
+        streamed = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        index = trace.TraceIndex(path)
+        opened = index.record(200)
+        indexed = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert seen == len(index) == 400 and opened["id"] == 200
+    # A 20 MB file, read in well under 1 MB: a line (50 kB) and its record at a time.
+    assert streamed < 1_000_000 and indexed < 1_000_000, (streamed, indexed)
 
 
 # --- appsdk call --trace against real servers ---------------------------------------------------------

@@ -44,7 +44,10 @@ PAGE = """<!doctype html>
   import { createTrafficPanel } from "/traffic.js";
   const theme = new URLSearchParams(location.search).get("theme") || "light";
   document.documentElement.dataset.theme = theme;
-  window.panel = createTrafficPanel(document.getElementById("panel"), { filename: "trace.jsonl" });
+  // ?maxRecords=…&maxBytes=…: the panel's bounds, small enough for a test to pass them.
+  const params = new URLSearchParams(location.search);
+  const bounds = Object.fromEntries([...params].filter(([k]) => k.startsWith("max")).map(([k, v]) => [k, Number(v)]));
+  window.panel = createTrafficPanel(document.getElementById("panel"), { filename: "trace.jsonl", ...bounds });
   const text = await (await fetch("/trace.jsonl")).text();
   for (const line of text.split("\\n")) if (line) window.panel.add(JSON.parse(line));
   window.loaded = true;
@@ -117,12 +120,12 @@ def page_server(real_trace) -> Iterator[PanelPage]:
     server.close()
 
 
-def open_panel(browser, page_server: PanelPage, theme: str = "light", size=(1100, 720)):
+def open_panel(browser, page_server: PanelPage, theme: str = "light", size=(1100, 720), query: str = ""):
     context = browser.new_context(viewport={"width": size[0], "height": size[1]}, accept_downloads=True)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{page_server.url}?theme={theme}")
+    page.goto(f"{page_server.url}?theme={theme}{query}")
     page.wait_for_function("window.loaded === true")
     return context, page, errors
 
@@ -251,6 +254,77 @@ def test_five_thousand_records_stay_few_rows_in_the_page(browser, page_server):
         count = page.text_content(".traffic-count")
         assert count.endswith("of 5,000") and int(count.split(" ")[0].replace(",", "")) > 0
         print(f"\n5,000 records added and drawn in {figures['ms']:.0f} ms ({figures['rows']} rows in the page)")
+        assert errors == []
+    finally:
+        context.close()
+
+
+ADD_COPIES = """async ({ count, text, firstSeq }) => {
+    const base = window.panel.records().length ? window.panel.records() : window.seed;
+    window.seed = base;
+    for (let i = 0; i < count; i++) {
+        const r = structuredClone(base[i % base.length]);
+        r.seq = firstSeq + i;
+        if (text) {
+            r.message = { jsonrpc: "2.0", id: r.seq, result: { content: [{ type: "text", text }] } };
+            r.size = JSON.stringify(r.message).length;
+        }
+        window.panel.add(r);
+    }
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    return document.querySelectorAll('.traffic-sizer .traffic-row').length;
+}"""
+
+
+def test_past_its_bounds_the_panel_keeps_the_newest_and_says_how_many_went(browser, page_server, tmp_path: Path):
+    context, page, errors = open_panel(browser, page_server, query="&maxRecords=1000&maxBytes=2000000")
+    try:
+        page.evaluate("window.seed = window.panel.records(); window.panel.clear()")
+        rows = page.evaluate(ADD_COPIES, {"count": 30_000, "text": "", "firstSeq": 1})
+        kept = page.evaluate("window.panel.records().map(r => r.seq)")
+        # Trimmed in batches down to nine tenths: never more than the bound, the newest, none missing.
+        assert 900 <= len(kept) <= 1000 and kept == list(range(30_001 - len(kept), 30_001))
+        assert page.evaluate("window.panel.dropped()") == 30_000 - len(kept)
+        assert page.text_content(".traffic-count") == f"{len(kept):,} messages"
+        assert page.text_content(".traffic-dropped") == f"{30_000 - len(kept):,} earlier dropped"
+        assert f"{30_000 - len(kept):,} earlier ones are not here" in page.get_attribute(".traffic-count", "title")
+        assert f"({30_000 - len(kept):,} earlier ones were dropped)" in page.get_attribute(".traffic-primary", "title")
+        assert 10 < rows < 120
+        with page.expect_download() as download_info:
+            page.click("text=Export")
+        saved = tmp_path / "kept.jsonl"
+        download_info.value.save_as(saved)
+        assert [r["seq"] for r in trace.read_jsonl(saved)] == kept
+        assert saved.read_text(encoding="utf-8") == page.evaluate("window.panel.exportJsonLines()")
+
+        # Scrolled to the top: the oldest kept row. Looking at a row in the middle, more traffic trims
+        # the oldest and the rows in view stay where they were.
+        first = 30_000 - len(kept)
+        page.eval_on_selector(".traffic-viewport", "v => { v.scrollTop = 0; }")
+        page.wait_for_function(f"document.querySelector(\".traffic-row[data-index='{first}']\") !== null")
+        page.eval_on_selector(".traffic-viewport", "v => { v.scrollTop = 400 * 26; }")
+        middle = first + 420
+        page.wait_for_selector(f".traffic-row[data-index='{middle}']")
+        page.click(f".traffic-row[data-index='{middle}']")
+        top_before = page.eval_on_selector(f".traffic-row[data-index='{middle}']", "r => r.getBoundingClientRect().top")
+        page.evaluate(ADD_COPIES, {"count": 150, "text": "", "firstSeq": 30_001})
+        assert page.evaluate("window.panel.dropped()") > 30_000 - len(kept)  # a trim happened
+        top_after = page.eval_on_selector(f".traffic-row[data-index='{middle}']", "r => r.getBoundingClientRect().top")
+        assert abs(top_after - top_before) < 1 and page.is_visible(".traffic-detail")
+
+        # Big messages: the byte bound governs (2 MB of 50 kB answers is 40 of them).
+        page.evaluate("window.panel.clear()")
+        page.evaluate(ADD_COPIES, {"count": 500, "text": "x" * 50_000, "firstSeq": 1})
+        sizes = page.evaluate("window.panel.records().map(r => r.size)")
+        assert 30 <= len(sizes) <= 40 and sum(sizes) <= 2_000_000
+        # A gap in the server's numbering (records it did not keep for this page) counts as dropped.
+        page.evaluate("window.panel.clear()")
+        page.evaluate(ADD_COPIES, {"count": 10, "text": "", "firstSeq": 1})
+        page.evaluate(ADD_COPIES, {"count": 5, "text": "", "firstSeq": 20})
+        assert page.text_content(".traffic-count") == "15 messages"
+        assert page.text_content(".traffic-dropped") == "9 earlier dropped"
+        page.evaluate("window.panel.clear()")
+        page.wait_for_selector(".traffic-dropped", state="hidden")
         assert errors == []
     finally:
         context.close()

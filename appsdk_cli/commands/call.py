@@ -121,7 +121,8 @@ def _tracing(path: str | None) -> Iterator[Any]:
     from appsdk_cli.render.console import warning
     from appsdk_cli.trace import Tracer
 
-    with Tracer(sink=path) as tracer:
+    # The file is the trace; nothing reads the records back in this process, so none are kept in memory.
+    with Tracer(sink=path, max_bytes=0) as tracer:
         yield tracer
     if tracer.sink_error:
         warning(f"the trace {path} is incomplete: writing it failed ({tracer.sink_error})")

@@ -103,6 +103,20 @@ def message_size(message: Any) -> int:
         return 0
 
 
+def message_json(message: Any) -> tuple[str | None, int]:
+    """The message's compact JSON and its size (as `message_size`), made once for both. The text is None
+    when a line cannot reuse it: a lone surrogate (the whole line is then written as escaped ASCII), or
+    a message that cannot be written at all (size 0)."""
+    try:
+        text = compact(message)
+    except (TypeError, ValueError, RecursionError):
+        return None, 0
+    try:
+        return text, len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return None, message_size(message)
+
+
 def kind_of(message: Any) -> str:
     """request | response | error | notification, read off a JSON-RPC message's shape."""
     if not isinstance(message, dict):
@@ -123,33 +137,43 @@ def dumps_record(record: dict[str, Any]) -> str:
     return _utf8_line(record).decode("utf-8")
 
 
+def dumps_record_with(record: dict[str, Any], message_text: str) -> str:
+    """`dumps_record(record)`, the same text, for a record whose last key is `message` and whose message's
+    compact JSON is `message_text` already: a big message is not serialised a second time."""
+    head = compact({key: value for key, value in record.items() if key != "message"})
+    try:
+        head.encode("utf-8")
+    except UnicodeEncodeError:
+        return dumps_record(record)  # escaped ASCII throughout, as dumps_record writes it
+    return f'{head[:-1]},"message":{message_text}}}'
+
+
 def write_jsonl(records: Iterable[dict[str, Any]], target: IO[str]) -> None:
     for record in records:
         target.write(dumps_record(record) + "\n")
 
 
+def parse_line(line: str | bytes, number: int) -> dict[str, Any]:
+    """One line of a trace file (text, or its UTF-8 bytes) as its record; a TraceFormatError naming the line
+    unless it is a JSON object."""
+    try:
+        record = json.loads(line)
+    except UnicodeDecodeError as problem:
+        raise TraceFormatError(f"line {number} of the trace is not UTF-8: {problem}") from None
+    except ValueError as problem:
+        raise TraceFormatError(f"line {number} of the trace is not JSON: {problem}") from None
+    if not isinstance(record, dict):
+        raise TraceFormatError(f"line {number} of the trace is not a JSON object")
+    return record
+
+
 def iter_jsonl(text: str) -> Iterator[dict[str, Any]]:
     """The records of a trace file's text; a line that is not a JSON object is a TraceFormatError."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as problem:
-            raise TraceFormatError(f"line {number} of the trace is not JSON: {problem}") from None
-        if not isinstance(record, dict):
-            raise TraceFormatError(f"line {number} of the trace is not a JSON object")
-        yield record
-
-
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as problem:
-        raise TraceFormatError(
-            f"cannot read the trace {path}: {getattr(problem, 'strerror', None) or problem}"
-        ) from None
-    return list(iter_jsonl(text))
+    # Split on newlines only: a record written compact may hold U+2028 or U+0085 raw, which splitlines()
+    # would take for line ends.
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            yield parse_line(line, number)
 
 
 # --- files -------------------------------------------------------------------------------------------

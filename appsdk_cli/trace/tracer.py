@@ -6,26 +6,32 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import sys
 import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from appsdk_cli.trace.record import (
     CHANNELS,
     KINDS,
     PARTIES,
     dumps_record,
+    dumps_record_with,
     kind_of,
+    message_json,
     message_size,
     now_iso,
     open_trace_file,
 )
 from appsdk_cli.trace.redaction import Redactor
 
-DEFAULT_LIMIT = 10_000
+# What the kept records may take in memory. A count is no bound: one tools/list of a 5,000-tool server is
+# megabytes, so 10,000 records of them were gigabytes. Kept as compact JSON lines (what a record costs
+# as Python objects is several times that), parsed again when asked for.
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 # Requests still waiting for their answer, per tracer: enough for any real session, bounded for a broken one.
 PENDING_LIMIT = 4_096
 
@@ -39,8 +45,23 @@ def _milliseconds(seconds: float) -> float | int:
 Subscriber = Callable[[dict[str, Any]], None]
 
 
+class Kept(NamedTuple):
+    """What the in-memory buffer holds and has let go of (the oldest go first)."""
+
+    records: int
+    bytes: int
+    dropped: int  # records let go of since the start or the last clear()
+    max_bytes: int
+
+
+def _line_cost(line: str) -> int:
+    # The memory the kept line takes (a str of ASCII JSON is about one byte a character, plus its header).
+    return sys.getsizeof(line)
+
+
 class Tracer:
-    """Collects trace records from any thread: keeps the last `limit`, tells subscribers, writes a file.
+    """Collects trace records from any thread: keeps the newest that fit in `max_bytes` (and, when given,
+    the last `limit`), tells subscribers, writes a file.
 
     The MCP client calls it as its trace hook, `tracer("send" | "receive", message)`, and `failed(message,
     problem)` when a request got no JSON-RPC answer; `client` names the client side ("appsdk" for the
@@ -52,7 +73,8 @@ class Tracer:
         self,
         *,
         client: str = "appsdk",
-        limit: int = DEFAULT_LIMIT,
+        limit: int | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         sink: str | Path | IO[str] | None = None,
         secrets: Iterable[str] = (),
     ) -> None:
@@ -60,7 +82,13 @@ class Tracer:
             raise ValueError(f"client must be one of {PARTIES}")
         self.client = client
         self._lock = threading.RLock()
-        self._records: deque[dict[str, Any]] = deque(maxlen=limit)
+        # Each kept record as its compact JSON line: a fraction of the memory of its dicts, and the
+        # bytes a file or an export writes.
+        self._lines: deque[str] = deque()
+        self._limit = limit
+        self._max_bytes = max_bytes
+        self._kept_bytes = 0
+        self._dropped = 0
         self._subscribers: list[Subscriber] = []
         self._pending: OrderedDict[tuple[str, str, str], tuple[str | None, float]] = OrderedDict()
         self._secrets: set[str] = {s for s in secrets if s}
@@ -116,16 +144,49 @@ class Tracer:
         return unsubscribe
 
     def records(self, run: str | None = None) -> list[dict[str, Any]]:
+        """The kept records, oldest first (fresh objects, parsed from the kept lines)."""
         with self._lock:
-            return [r for r in self._records if run is None or r.get("run") == run]
+            lines = list(self._lines)
+        records = (json.loads(line) for line in lines)
+        return [r for r in records if run is None or r.get("run") == run]
+
+    def recent(self, count: int, max_bytes: int | None = None) -> list[dict[str, Any]]:
+        """The newest `count` kept records, oldest first, fewer if they would take more than `max_bytes`
+        (what a page that just opened is sent: a backlog, not the whole buffer)."""
+        picked: list[str] = []
+        spent = 0
+        with self._lock:
+            for line in reversed(self._lines):
+                if len(picked) >= count:
+                    break
+                spent += _line_cost(line)
+                if max_bytes is not None and spent > max_bytes:
+                    break
+                picked.append(line)
+        return [json.loads(line) for line in reversed(picked)]
+
+    def kept(self) -> Kept:
+        with self._lock:
+            return Kept(len(self._lines), self._kept_bytes, self._dropped, self._max_bytes)
 
     def clear(self) -> None:
         with self._lock:
-            self._records.clear()
+            self._lines.clear()
+            self._kept_bytes = 0
+            self._dropped = 0
             self._pending.clear()
 
+    def export(self, target: IO[str]) -> int:
+        """Write the kept records to `target` as JSON lines, a line at a time; returns how many."""
+        with self._lock:
+            lines = list(self._lines)  # the strings are shared, not copied
+        for line in lines:
+            target.write(line + "\n")
+        return len(lines)
+
     def jsonl(self) -> str:
-        return "".join(dumps_record(r) + "\n" for r in self.records())
+        with self._lock:
+            return "".join(line + "\n" for line in self._lines)
 
     # --- recording
 
@@ -163,6 +224,7 @@ class Tracer:
         if not isinstance(msg_id, str | int) or isinstance(msg_id, bool):
             msg_id = None
         method = message.get("method") if isinstance(message, dict) and isinstance(message.get("method"), str) else None
+        text, size = message_json(message) if message is not None else (None, 0)
         record: dict[str, Any] = {
             "time": self._time_at(clock),
             "seq": 0,
@@ -172,7 +234,7 @@ class Tracer:
             "kind": kind,
             "method": method,
             "id": msg_id if kind != "notification" else None,
-            "size": message_size(message) if message is not None else 0,
+            "size": size,
         }
         with self._lock:
             if kind == "request" and msg_id is not None:
@@ -192,7 +254,7 @@ class Tracer:
             record["message"] = redactor.value(message)
             if redactor.hit:
                 record["redacted"] = True
-            return self._keep(record)
+            return self._keep(record, None if redactor.hit else text)
 
     def _time_at(self, clock: float) -> str:
         return now_iso(self._wall_at_start + (clock - self._clock_at_start))
@@ -213,6 +275,7 @@ class Tracer:
         pairing = pairing if pairing is not None else run
         msg_id = request.get("id") if isinstance(request.get("id"), str | int) else None
         method = request.get("method") if isinstance(request.get("method"), str) else None
+        text, size = message_json(body) if body is not None else (None, 0)
         record: dict[str, Any] = {
             "time": self._time_at(clock),
             "seq": 0,
@@ -222,7 +285,7 @@ class Tracer:
             "kind": "error",
             "method": method,
             "id": msg_id,
-            "size": message_size(body) if body is not None else 0,
+            "size": size,
             "duration_ms": None,
         }
         with self._lock:
@@ -239,7 +302,7 @@ class Tracer:
             record["message"] = redactor.value(body)
             if redactor.hit:
                 record["redacted"] = True
-            return self._keep(record)
+            return self._keep(record, None if redactor.hit else text)
 
     def add(self, record: dict[str, Any]) -> dict[str, Any]:
         """Keep a record made elsewhere (a host page's bridge traffic); filled in and redacted, not trusted."""
@@ -287,16 +350,28 @@ class Tracer:
         while len(self._pending) > PENDING_LIMIT:
             self._pending.popitem(last=False)
 
-    def _keep(self, record: dict[str, Any]) -> dict[str, Any]:
+    def _keep(self, record: dict[str, Any], message_text: str | None = None) -> dict[str, Any]:
         # Called with the lock held: sequence, file order and subscriber order are one order.
+        # `message_text`: the message's compact JSON when its size was taken (and nothing redacted).
         self._seq += 1
         record["seq"] = self._seq
-        self._records.append(record)
-        if self._sink is not None:
+        try:
+            if message_text is not None and next(reversed(record)) == "message":
+                line: str | None = dumps_record_with(record, message_text)
+            else:
+                line = dumps_record(record)
+        except (ValueError, RecursionError) as problem:
+            line = None  # a message nested too deep to write: it reaches subscribers only
+            if self._sink is not None:
+                self.sink_error = str(problem)
+                self._sink = None
+        if line is not None:
+            self._hold(line)
+        if self._sink is not None and line is not None:
             try:
-                self._sink.write(dumps_record(record) + "\n")
+                self._sink.write(line + "\n")
                 self._sink.flush()  # a crashed or killed run keeps every line written so far
-            except (OSError, ValueError, RecursionError) as problem:
+            except (OSError, ValueError) as problem:
                 self.sink_error = getattr(problem, "strerror", None) or str(problem)
                 self._sink = None
         for subscriber in list(self._subscribers):
@@ -304,6 +379,21 @@ class Tracer:
             with contextlib.suppress(Exception):
                 subscriber(record)
         return record
+
+    def _hold(self, line: str) -> None:
+        # Called with the lock held. The oldest go until the newest fit; a record larger than the whole
+        # budget is not kept at all (it was written to the file and told to subscribers).
+        cost = _line_cost(line)
+        if cost > self._max_bytes:
+            self._dropped += 1  # it alone would push out everything else
+            return
+        self._lines.append(line)
+        self._kept_bytes += cost
+        while self._lines and (
+            self._kept_bytes > self._max_bytes or (self._limit is not None and len(self._lines) > self._limit)
+        ):
+            self._kept_bytes -= _line_cost(self._lines.popleft())
+            self._dropped += 1
 
 
 class McpHook:

@@ -57,7 +57,7 @@ MAX_RUNS = 200  # runs kept; older ones (and their host-page sessions) are dropp
 KEPT_RUN_BYTES = 32 * 1024 * 1024
 # What a page gets on opening (the hello event): the newest runs and MCP traffic up to these sizes.
 HELLO_RUN_BYTES = 4 * 1024 * 1024
-HELLO_TRAFFIC_BYTES = 2 * 1024 * 1024
+HELLO_TRAFFIC_BYTES = 8_000_000  # as the tracer counts them (trace.Tracer.recent)
 HELLO_TRAFFIC_RECORDS = 500
 TOOLS_NAMED = 20  # a run of a tool the server lacks names this many of the tools it has
 RELISTING_WAIT_SECONDS = 30.0  # how long a run waits for the listing after a reload before listing itself
@@ -899,8 +899,10 @@ class Workbench:
         def hello() -> dict[str, Any]:
             # What happened before the page connected: the newest runs and MCP traffic, bounded by bytes.
             runs = _newest_within([r.as_json() for r in self.runs()], HELLO_RUN_BYTES)
-            traffic = self.tracer.records()[-HELLO_TRAFFIC_RECORDS:] if self.tracer is not None else []
-            return {"info": self.info(), "runs": runs, "traffic": _newest_within(traffic, HELLO_TRAFFIC_BYTES)}
+            if self.tracer is None:
+                return {"info": self.info(), "runs": runs, "traffic": []}
+            traffic = self.tracer.recent(HELLO_TRAFFIC_RECORDS, max_bytes=HELLO_TRAFFIC_BYTES)
+            return {"info": self.info(), "runs": runs, "traffic": traffic}
 
         try:
             for chunk in self.events.stream(hello):

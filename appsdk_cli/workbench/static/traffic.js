@@ -5,12 +5,16 @@
 //   import { createTrafficPanel } from "./traffic.js";
 //   const panel = createTrafficPanel(element, { filename: "trace.jsonl" });
 //   panel.add(record);          // any number, any rate: rows are drawn in batches, only those in view
-//   panel.records();            // every record added, in order (copies of the array, not of the records)
+//   panel.records();            // every record kept, in order (copies of the array, not of the records)
 //   panel.exportJsonLines();    // one JSON.stringify(record) per line, each ending in "\n"
+//   panel.exportBlob();         // the same as a Blob, built from chunks (no one string of it all)
+//   panel.dropped();            // how many earlier records are not here (let go of, or never received)
 //   panel.clear();
 //
 // Options: filename (of the download), onSelect(record | null), channels (the toggles shown; default
-// mcp, bridge, openai). Everything a record carries is untrusted text (a server or a widget wrote it):
+// mcp, bridge, openai), maxRecords and maxBytes (of messages, by their `size`): past either the
+// oldest records are let go of, down to nine tenths of both, so what the panel holds stays flat
+// however long a session runs; the toolbar says how many went. Everything a record carries is untrusted text (a server or a widget wrote it):
 // it only ever reaches the page through textContent, never as markup.
 
 const ROW_HEIGHT = 26; // px; must match .traffic-row in traffic.css (rows are positioned, not flowed)
@@ -19,6 +23,10 @@ const HAYSTACK_LIMIT = 20000; // characters of a message the text filter searche
 const STRING_PREVIEW = 600; // characters of a long string shown before "show all"
 const CHILDREN_PAGE = 200;
 const OPEN_DEPTH = 5; // levels of a message's JSON open at first // object keys / array items shown before "show more"
+const MAX_RECORDS = 20000;
+const MAX_BYTES = 32e6; // of messages: their bodies are most of what the panel holds
+const KEEP_AFTER_TRIM = 0.9; // trimmed in batches, down to this share of both bounds: O(1) a record
+const EXPORT_CHUNK = 1000; // records per string of an export
 /** @type {Record<string, string>} */
 const PARTIES = { appsdk: "appsdk", workbench: "workbench", server: "server", host: "host", widget: "widget" };
 
@@ -140,11 +148,51 @@ function pairKey(record, asker) {
   return `${record.channel}\u0000${record.run ?? ""}\u0000${asker}\u0000${JSON.stringify(record.id)}`;
 }
 
+/** @param {AppsdkTrafficRecord} record */
+function sizeOf(record) {
+  return typeof record.size === "number" && Number.isFinite(record.size) && record.size > 0 ? record.size : 0;
+}
+
+/**
+ * The first position in a sorted array whose value is at least `value`. Pure.
+ * @param {number[]} sorted
+ * @param {number} value
+ */
+export function lowerBound(sorted, value) {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (sorted[middle] < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/**
+ * How many of the oldest records (their sizes, oldest first) go so that the rest fit within nine tenths
+ * of both bounds; 0 while within the bounds themselves. Pure.
+ * @param {number[]} sizes
+ * @param {number} bytes the sum of `sizes`
+ * @param {{ maxRecords: number, maxBytes: number }} bounds
+ */
+export function oldestToDrop(sizes, bytes, { maxRecords, maxBytes }) {
+  if (sizes.length <= maxRecords && bytes <= maxBytes) return 0;
+  const records = Math.floor(maxRecords * KEEP_AFTER_TRIM);
+  const budget = maxBytes * KEEP_AFTER_TRIM;
+  let drop = 0;
+  while (drop < sizes.length && (sizes.length - drop > records || bytes > budget)) {
+    bytes -= sizes[drop];
+    drop += 1;
+  }
+  return drop;
+}
+
 /**
  * One record in the panel.
  * @typedef {object} Entry
  * @property {AppsdkTrafficRecord} record
- * @property {number} index its place in `all`
+ * @property {number} index its number among every record added since the last clear (`all[index - base]`)
  * @property {number} time
  * @property {string | null} haystack what the text filter searches, made when first needed
  * @property {Entry | null} partner a request's answer, an answer's request
@@ -152,14 +200,21 @@ function pairKey(record, asker) {
 
 /**
  * @param {HTMLElement} element
- * @param {{ channels?: string[], filename?: string, title?: string, onSelect?: (record: AppsdkTrafficRecord | null) => void }} [options]
+ * @param {{ channels?: string[], filename?: string, title?: string, maxRecords?: number, maxBytes?: number, onSelect?: (record: AppsdkTrafficRecord | null) => void }} [options]
  */
 export function createTrafficPanel(element, options = {}) {
   const channels = options.channels ?? ["mcp", "bridge", "openai"];
   const filename = options.filename ?? "trace.jsonl";
-  /** @type {Entry[]} */
+  const bounds = { maxRecords: Math.max(1, options.maxRecords ?? MAX_RECORDS), maxBytes: options.maxBytes ?? MAX_BYTES };
+  /** @type {Entry[]} the kept records, oldest first */
   const all = [];
-  /** @type {number[]} indexes into `all` that pass the filter */
+  let base = 0; // the index of all[0]: how many records were let go of since the last clear
+  let keptBytes = 0; // the sizes of the kept records' messages
+  /** @type {number | null} the newest server sequence number heard; null: the next one starts afresh */
+  let lastSeq = 0;
+  let missing = 0; // records the server numbered but the panel never got (a backlog begins late, a gap)
+  let shifted = 0; // rows let go of since the last frame: the view moves up by as many to stay put
+  /** @type {number[]} indexes (Entry.index) of the kept records that pass the filter, in order */
   let shown = [];
   /** @type {Map<string, Entry>} pairKey -> entry, requests waiting for their answer */
   const openRequests = new Map();
@@ -210,13 +265,15 @@ export function createTrafficPanel(element, options = {}) {
   hideLabel.append(hideBox, document.createTextNode(" Hide notifications"));
   const total = el("span", "traffic-count", "0 messages");
   total.setAttribute("aria-live", "polite");
+  const droppedNote = el("span", "traffic-dropped");
+  droppedNote.hidden = true;
   const clearButton = el("button", "traffic-button", "Clear");
   clearButton.type = "button";
   const exportButton = el("button", "traffic-button traffic-primary", "Export");
   exportButton.type = "button";
   exportButton.title = "Download the trace as JSON lines";
   const spacer = el("span", "traffic-grow");
-  toolbar.append(search, toggles, hideLabel, spacer, total, clearButton, exportButton);
+  toolbar.append(search, toggles, hideLabel, spacer, total, droppedNote, clearButton, exportButton);
 
   const header = el("div", "traffic-row traffic-head");
   header.setAttribute("aria-hidden", "true");
@@ -253,13 +310,50 @@ export function createTrafficPanel(element, options = {}) {
   function add(record) {
     if (!record || typeof record !== "object") return;
     /** @type {Entry} */
-    const entry = { record, index: all.length, time: Date.parse(record.time), haystack: null, partner: null };
+    const entry = { record, index: base + all.length, time: Date.parse(record.time), haystack: null, partner: null };
     all.push(entry);
+    keptBytes += sizeOf(record);
+    if (typeof record.seq === "number") {
+      if (lastSeq !== null && record.seq > lastSeq + 1) missing += record.seq - lastSeq - 1;
+      if (lastSeq === null || record.seq > lastSeq) lastSeq = record.seq;
+    }
     if (firstTime === null && Number.isFinite(entry.time)) firstTime = entry.time;
     if (record.channel in counts) counts[record.channel] += 1;
     pair(entry);
     if (passes(entry)) shown.push(entry.index);
+    trim();
     schedule();
+  }
+
+  /** @param {number} index an Entry.index; undefined once that record was let go of */
+  function entryAt(index) {
+    return index >= base ? all[index - base] : undefined;
+  }
+
+  // Past a bound, the oldest go in one batch (down to nine tenths), with whatever still points at them.
+  function trim() {
+    if (all.length <= bounds.maxRecords && keptBytes <= bounds.maxBytes) return;
+    const drop = oldestToDrop(
+      all.map((entry) => sizeOf(entry.record)),
+      keptBytes,
+      bounds,
+    );
+    if (!drop) return;
+    for (const gone of all.splice(0, drop)) {
+      keptBytes -= sizeOf(gone.record);
+      if (gone.record.channel in counts) counts[gone.record.channel] -= 1;
+      if (gone.partner) gone.partner.partner = null;
+      gone.partner = null;
+      const r = gone.record;
+      if (r.kind === "request" && r.id !== null && r.id !== undefined) {
+        const key = pairKey(r, r.from);
+        if (openRequests.get(key) === gone) openRequests.delete(key);
+      }
+    }
+    base += drop;
+    const before = lowerBound(shown, base);
+    shown.splice(0, before);
+    shifted += before;
   }
 
   /** @param {Entry} entry */
@@ -341,13 +435,25 @@ export function createTrafficPanel(element, options = {}) {
       if (count) count.textContent = counts[channel].toLocaleString("en-US");
     }
     const filtered = shown.length !== all.length;
+    const earlier = base + missing;
     total.textContent = filtered
       ? `${shown.length.toLocaleString("en-US")} of ${all.length.toLocaleString("en-US")}`
       : `${all.length.toLocaleString("en-US")} message${all.length === 1 ? "" : "s"}`;
+    droppedNote.hidden = !earlier;
+    droppedNote.textContent = earlier ? `${earlier.toLocaleString("en-US")} earlier dropped` : "";
+    total.title = droppedNote.title = earlier
+      ? `The panel keeps the newest ${bounds.maxRecords.toLocaleString("en-US")} messages or ${formatSize(bounds.maxBytes)} of them; ` +
+        `${earlier.toLocaleString("en-US")} earlier ones are not here.`
+      : "";
+    exportButton.title = earlier
+      ? `Download the ${all.length.toLocaleString("en-US")} messages kept as JSON lines (${earlier.toLocaleString("en-US")} earlier ones were dropped)`
+      : "Download the trace as JSON lines";
     empty.hidden = shown.length > 0;
     empty.textContent = all.length ? "Nothing matches the filter." : "No traffic yet.";
     sizer.style.height = `${shown.length * ROW_HEIGHT}px`;
     if (follow) viewport.scrollTop = viewport.scrollHeight;
+    else if (shifted) viewport.scrollTop = Math.max(0, viewport.scrollTop - shifted * ROW_HEIGHT);
+    shifted = 0;
     if (rebuild) {
       for (const row of drawn.values()) row.remove();
       drawn.clear();
@@ -363,7 +469,7 @@ export function createTrafficPanel(element, options = {}) {
       wanted.add(index);
       let row = drawn.get(index);
       if (!row) {
-        row = makeRow(all[index]);
+        row = makeRow(/** @type {Entry} */ (entryAt(index)));
         drawn.set(index, row);
         sizer.append(row);
       }
@@ -462,7 +568,8 @@ export function createTrafficPanel(element, options = {}) {
    * @param {{ reveal?: boolean }} [how]
    */
   function scrollToEntry(entry, { reveal = true } = {}) {
-    let position = shown.indexOf(entry.index);
+    if (entry.index < base) return; // let go of: its detail still shows, its row is gone
+    let position = positionOf(entry.index);
     if (position < 0 && reveal) {
       // The partner is filtered out: clear the filter's text so both can be seen.
       search.value = "";
@@ -475,7 +582,7 @@ export function createTrafficPanel(element, options = {}) {
       }
       shown = all.filter(passes).map((e) => e.index);
       rebuild = true;
-      position = shown.indexOf(entry.index);
+      position = positionOf(entry.index);
     }
     if (position < 0) return;
     const top = position * ROW_HEIGHT;
@@ -484,17 +591,24 @@ export function createTrafficPanel(element, options = {}) {
     }
   }
 
+  /** @param {number} index an Entry.index; its row's position among those shown, or -1 */
+  function positionOf(index) {
+    const position = lowerBound(shown, index);
+    return shown[position] === index ? position : -1;
+  }
+
   viewport.addEventListener("click", (event) => {
     const row = event.target instanceof Element ? event.target.closest(".traffic-row") : null;
     if (!(row instanceof HTMLElement) || !row.dataset.index) return;
-    const entry = all[Number(row.dataset.index)];
+    const entry = entryAt(Number(row.dataset.index));
+    if (!entry) return;
     select(selected === entry ? null : entry);
     viewport.focus({ preventScroll: true });
   });
 
   viewport.addEventListener("keydown", (event) => {
     if (!shown.length) return;
-    const current = selected ? shown.indexOf(selected.index) : -1;
+    const current = selected ? positionOf(selected.index) : -1;
     let next = null;
     if (event.key === "ArrowDown") next = Math.min(shown.length - 1, current + 1);
     else if (event.key === "ArrowUp") next = Math.max(0, current < 0 ? shown.length - 1 : current - 1);
@@ -507,7 +621,7 @@ export function createTrafficPanel(element, options = {}) {
     }
     if (next === null) return;
     event.preventDefault();
-    select(all[shown[next]], { scroll: true });
+    select(entryAt(shown[next]) ?? null, { scroll: true });
   });
 
   /** @param {Entry} entry */
@@ -687,14 +801,30 @@ export function createTrafficPanel(element, options = {}) {
 
   // --- export and the rest of the API
 
+  // The export in strings of EXPORT_CHUNK records: a Blob is made of them, never one string of it all
+  // (a string of hundreds of MB is slow to build and near V8's limit on a string's length).
+  function exportChunks() {
+    /** @type {string[]} */
+    const chunks = [];
+    for (let start = 0; start < all.length; start += EXPORT_CHUNK) {
+      let text = "";
+      const end = Math.min(all.length, start + EXPORT_CHUNK);
+      for (let n = start; n < end; n++) text += `${JSON.stringify(all[n].record)}\n`;
+      chunks.push(text);
+    }
+    return chunks;
+  }
+
   function exportJsonLines() {
-    let text = "";
-    for (const entry of all) text += `${JSON.stringify(entry.record)}\n`;
-    return text;
+    return exportChunks().join("");
+  }
+
+  function exportBlob() {
+    return new Blob(exportChunks(), { type: "application/x-ndjson" });
   }
 
   exportButton.addEventListener("click", () => {
-    const blob = new Blob([exportJsonLines()], { type: "application/x-ndjson" });
+    const blob = exportBlob();
     const url = URL.createObjectURL(blob);
     const link = el("a");
     link.href = url;
@@ -708,6 +838,11 @@ export function createTrafficPanel(element, options = {}) {
 
   function clear() {
     all.length = 0;
+    base = 0;
+    keptBytes = 0;
+    missing = 0;
+    shifted = 0;
+    lastSeq = null; // what was cleared is not missing: the next record numbers afresh
     shown = [];
     openRequests.clear();
     for (const channel of channels) counts[channel] = 0;
@@ -725,5 +860,7 @@ export function createTrafficPanel(element, options = {}) {
     clear,
     records: () => all.map((entry) => entry.record),
     exportJsonLines,
+    exportBlob,
+    dropped: () => base + missing,
   };
 }

@@ -27,6 +27,10 @@ export function classify(channel, message) {
   return null;
 }
 
+// Requests still waiting for their answer: enough for any real widget, bounded for one that never answers
+// (as the Tracer's PENDING_LIMIT).
+export const IN_FLIGHT_LIMIT = 4096;
+
 /**
  * The recorder of one host page: answers are matched to their requests (method, duration) per channel
  * and direction.
@@ -60,7 +64,10 @@ export function createTrafficRecorder({ run, now = () => performance.now(), cloc
         size: encoder.encode(JSON.stringify(message) || "").length,
       };
       if (shape.kind === "request") {
-        inFlight.set(`${channel}|${from}|${shape.id}`, { method: shape.method, at });
+        const key = `${channel}|${from}|${shape.id}`;
+        inFlight.delete(key); // a reused id goes to the end: the oldest waiting are the first to go
+        inFlight.set(key, { method: shape.method, at });
+        if (inFlight.size > IN_FLIGHT_LIMIT) inFlight.delete(/** @type {string} */ (inFlight.keys().next().value));
       } else if (shape.kind === "response" || shape.kind === "error") {
         const key = `${channel}|${to}|${shape.id}`;
         const asked = inFlight.get(key);
@@ -73,6 +80,10 @@ export function createTrafficRecorder({ run, now = () => performance.now(), cloc
       if (run !== null) record.run = run;
       record.message = message;
       return record;
+    },
+    /** How many requests wait for their answer (at most IN_FLIGHT_LIMIT). */
+    get waiting() {
+      return inFlight.size;
     },
   };
 }
