@@ -57,6 +57,9 @@ class Run:
     invoked: str | None = None
     warnings: list[str] = field(default_factory=list)
     calls: int = 0  # how many times it ran (a re-run keeps the id and the widget state)
+    # What the run's last event weighed in bytes (about its arguments and result): the workbench bounds the
+    # runs it keeps by the sum of these, not only by their number.
+    weight: int = 0
     version: int = 0  # bumped on every change: the page keeps the newest of what it hears
     session: PreviewSession | None = field(default=None, repr=False)
     # The template last served for the widget, and how often the widget document was served (the first

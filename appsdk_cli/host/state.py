@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -33,6 +33,8 @@ from appsdk_cli.permissions import Decision, decisions
 
 SANDBOX = "allow-scripts allow-same-origin allow-forms"
 KEPT_DOCUMENTS = 32
+KEPT_DOCUMENT_BYTES = 32 * 1024 * 1024  # ... and no more than this of them (a bundled widget is megabytes)
+KEPT_LOG_BYTES = 1024 * 1024  # the host log's lines kept, by the size of their messages
 PROTOCOL_VERSION = "2026-01-26"  # the MCP Apps extension version the bridge speaks
 
 
@@ -54,12 +56,16 @@ class HostState:
     def __init__(self, options: PreviewOptions | None = None, *, on_log: Callable[[LogEntry], None] | None = None):
         self.options = options or PreviewOptions()
         self.on_log = on_log
-        self.log: list[LogEntry] = []
+        # The host log's newest lines, bounded by bytes: a workbench serving for hours with chatty widgets
+        # keeps what a screenshot's report or a page needs, not every line since it started.
+        self.log: deque[LogEntry] = deque()
+        self._log_bytes = 0
         self._lock = threading.Lock()
         self._widget_states: dict[tuple[str, str], Any] = {}
         self._runs: dict[str, Run] = {}
         self.files = FileStore()  # window.openai's uploads (sandbox.py serves them)
         self._documents: OrderedDict[str, tuple[str, str]] = OrderedDict()  # widget documents (html, CSP)
+        self._document_bytes = 0
         self._held: dict[str, HeldCall] = {}  # widget calls waiting for approval, by an unguessable id
         # Gives the trace hook for a run's MCP client (the workbench's traffic recorder), so a widget's own
         # requests to the server are recorded like the workbench's calls; None: they are not recorded.
@@ -137,6 +143,9 @@ class HostState:
     def record(self, entry: LogEntry) -> None:
         with self._lock:
             self.log.append(entry)
+            self._log_bytes += len(entry.message)
+            while len(self.log) > 1 and self._log_bytes > KEPT_LOG_BYTES:
+                self._log_bytes -= len(self.log.popleft().message)
         if self.on_log:
             self.on_log(entry)
 
@@ -158,8 +167,11 @@ class HostState:
         token = secrets.token_urlsafe(18)
         with self._lock:
             self._documents[token] = (html, csp)
-            while len(self._documents) > KEPT_DOCUMENTS:
-                self._documents.popitem(last=False)
+            self._document_bytes += len(html)
+            while len(self._documents) > 1 and (
+                len(self._documents) > KEPT_DOCUMENTS or self._document_bytes > KEPT_DOCUMENT_BYTES
+            ):
+                self._document_bytes -= len(self._documents.popitem(last=False)[1][0])
         return token
 
     def stored_document(self, token: str) -> tuple[str, str] | None:

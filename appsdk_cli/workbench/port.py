@@ -12,9 +12,15 @@ from pathlib import Path
 
 FIRST = 6300  # above the Inspector's 6274 and its proxy's 6277, below the ephemeral range
 COUNT = 700
+# Ports in that range browsers refuse to load a page from (Chromium's and Firefox's restricted ports:
+# ERR_UNSAFE_PORT): a project whose path hashed to one got a workbench no browser would open.
+UNSAFE = frozenset({6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697})
 
 
 def project_port(project: Path) -> int:
     """The workbench port of this project: the same on every start, from its resolved path."""
     digest = hashlib.sha256(str(project.resolve()).encode()).digest()
-    return FIRST + int.from_bytes(digest[:4], "big") % COUNT
+    port = FIRST + int.from_bytes(digest[:4], "big") % COUNT
+    while port in UNSAFE:
+        port = FIRST + (port - FIRST + 1) % COUNT
+    return port

@@ -52,6 +52,15 @@ PAGE_CSP = (
     " frame-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
 MAX_RUNS = 200  # runs kept; older ones (and their host-page sessions) are dropped
+# ... and fewer when their events weigh more than this in all: what is kept is bounded by bytes, so memory
+# stays flat however many runs are made and however large their results.
+KEPT_RUN_BYTES = 32 * 1024 * 1024
+# What a page gets on opening (the hello event): the newest runs and MCP traffic up to these sizes.
+HELLO_RUN_BYTES = 4 * 1024 * 1024
+HELLO_TRAFFIC_BYTES = 8_000_000  # as the tracer counts them (trace.Tracer.recent)
+HELLO_TRAFFIC_RECORDS = 500
+TOOLS_NAMED = 20  # a run of a tool the server lacks names this many of the tools it has
+RELISTING_WAIT_SECONDS = 30.0  # how long a run waits for the listing after a reload before listing itself
 
 
 def preload() -> None:
@@ -113,6 +122,17 @@ class Workbench:
         self._sequence = 0
         self._tools: list[dict[str, Any]] | None = None
         self._tools_error: str | None = None
+        # The listing is kept per server generation: a run uses it (it lists again only after a reload, or
+        # for a tool the listing lacks), so a run costs its own tool, not all of them. What is derived
+        # from a listing (the page's JSON, the tools a widget may call, by name) is derived once.
+        self._generation = 0  # bumped on every reload of `appsdk dev`
+        self._listed_generation = -1  # the generation the kept listing was taken in
+        self._by_name: dict[str, dict[str, Any]] = {}
+        self._listing_page: list[dict[str, Any]] | None = None
+        self._listing_widget_tools: dict[Any, frozenset[str]] | None = None
+        # Set while the listing after a reload is under way: a run started meanwhile waits for it rather
+        # than list the same tools again beside it.
+        self._relisting: threading.Event | None = None
         self._server_info: dict[str, Any] = {}
         self._threads: set[threading.Thread] = set()
         self._last_reload: dict[str, Any] | None = None
@@ -252,10 +272,14 @@ class Workbench:
 
     def _listed(self, client: McpClient) -> list[dict[str, Any]]:
         """tools/list in this session, kept as the workbench's listing (with what the server said of itself)."""
+        generation = self._generation  # read before asking: a reload meanwhile leaves the listing stale
         tools = [t for t in client.list_tools() if isinstance(t, dict)]
+        by_name = {str(t.get("name")): t for t in tools}
         info = client.server
         with self._lock:
             self._tools, self._tools_error, self._sign_in_needed = tools, None, None
+            self._by_name, self._listed_generation = by_name, generation
+            self._listing_page, self._listing_widget_tools = None, None
             self._server_info = {
                 "name": getattr(info, "name", None),
                 "version": getattr(info, "version", None),
@@ -263,33 +287,68 @@ class Workbench:
             }
         return tools
 
-    def tools_json(self, *, refresh: bool = False, browser: bool = True) -> dict[str, Any]:
-        from appsdk_cli.appmeta import tool_meta
+    def _listing_for_run(
+        self, client: McpClient, name: str, *, again: bool = False
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """The tools a run goes by, and whether they were listed just now: the kept listing when it is of
+        this server generation and names the tool (and not `again`), else tools/list in the run's own
+        session (told to the page, whose list is stale too)."""
+        with self._lock:
+            relisting = self._relisting
+        if relisting is not None:
+            relisting.wait(RELISTING_WAIT_SECONDS)
+        with self._lock:
+            tools, current = self._tools, self._listed_generation == self._generation
+            known = name in self._by_name
+        if tools is not None and current and known and not again:
+            return tools, False
+        tools = self._listed(client)
+        self.events.publish("tools", self.tools_json())
+        return tools, True
 
+    def _checked(self, run: Run, tools: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]] | str:
+        """The run's tool definition and its arguments as the server gets them, or why the call cannot go."""
+        from appsdk_cli.host.files import file_arguments
+
+        definition = next((t for t in tools if t.get("name") == run.tool), None)
+        if definition is None:
+            names = [str(t.get("name")) for t in tools]
+            listed = ", ".join(names[:TOOLS_NAMED]) or "none"
+            if len(names) > TOOLS_NAMED:
+                listed += f" and {len(names) - TOOLS_NAMED} more"
+            return f"{self.target.description} has no tool {run.tool!r} (it has {listed})"
+        try:
+            # openai/fileParams arguments name uploaded files; the tool gets them as file objects.
+            files_origin = self.host.origins.server_files_origin
+            arguments = file_arguments(definition, run.arguments, self.host.files, files_origin)
+        except ValueError as problem:
+            return str(problem)
+        problems = argument_problems(definition.get("inputSchema"), arguments)
+        return "; ".join(problems) if problems else (definition, arguments)
+
+    def _widget_tools(self, tools: list[dict[str, Any]]) -> dict[Any, frozenset[str]]:
+        """The tools a widget may call, per bridge: derived once per listing."""
+        from appsdk_cli.host.session import widget_tools
+
+        with self._lock:
+            kept = self._listing_widget_tools if tools is self._tools else None
+        if kept is not None:
+            return kept
+        derived = widget_tools(tools)
+        with self._lock:
+            if tools is self._tools:
+                self._listing_widget_tools = derived
+        return derived
+
+    def tools_json(self, *, refresh: bool = False, browser: bool = True) -> dict[str, Any]:
         tools = self.tools(refresh=refresh, browser=browser)
-        listed = []
-        for tool in tools:
-            meta = tool_meta(tool)
-            raw_meta = tool.get("_meta") if isinstance(tool.get("_meta"), dict) else {}
-            file_params = raw_meta.get("openai/fileParams")
-            listed.append(
-                {
-                    "tool": tool,
-                    "name": meta.name,
-                    "title": meta.title,
-                    "description": meta.description,
-                    "template": meta.template,
-                    "invoking": meta.invoking,
-                    "invoked": meta.invoked,
-                    "readOnly": meta.read_only,
-                    "destructive": meta.destructive,
-                    "openWorld": meta.open_world,
-                    "idempotent": meta.idempotent,
-                    "visibility": list(meta.ui_visibility) if meta.ui_visibility is not None else ["model", "app"],
-                    "widgetAccessible": meta.widget_accessible,
-                    "fileParams": file_params if isinstance(file_params, list) else [],
-                }
-            )
+        with self._lock:
+            listed = self._listing_page if tools is self._tools else None
+        if listed is None:
+            listed = _page_tools(tools)
+            with self._lock:
+                if tools is self._tools:
+                    self._listing_page = listed
         return {
             "tools": listed,
             "error": self._tools_error,
@@ -333,12 +392,26 @@ class Workbench:
             run = Run(id=secrets.token_hex(6), sequence=self._sequence, tool=tool, arguments=arguments)
             self._flights[run.id] = _InFlight(permissions=permissions)
         self.host.add_run(run)
-        for old in self.host.runs()[:-MAX_RUNS]:
+        self._prune()
+        self._launch(run, locale)
+        return run
+
+    def _prune(self) -> None:
+        """Drop the oldest finished runs (and their host-page sessions) beyond MAX_RUNS, or beyond
+        KEPT_RUN_BYTES of their last events in all; the newest run is always kept."""
+        runs = self.host.runs()
+        total = sum(run.weight for run in runs)
+        count = len(runs)
+        for old in runs[:-1]:
+            if count <= MAX_RUNS and total <= KEPT_RUN_BYTES:
+                break
+            if old.status == "running":
+                continue
             self.host.drop_run(old.id)
             with self._lock:
                 self._flights.pop(old.id, None)
-        self._launch(run, locale)
-        return run
+            count -= 1
+            total -= old.weight
 
     def rerun(self, run_id: str, arguments: dict[str, Any] | None = None, *, locale: str | None = None) -> Run:
         """Call the run's tool again (with new arguments, if given) under the same id, so its widget keeps
@@ -436,14 +509,14 @@ class Workbench:
 
         from appsdk_cli.appmeta import crash_hint, error_text, tool_crash, tool_meta, without_tool_crash
         from appsdk_cli.connection import signed_in, step_up
-        from appsdk_cli.host.files import file_arguments
-        from appsdk_cli.host.session import PreviewSession, widget_tools
+        from appsdk_cli.host.session import PreviewSession
         from appsdk_cli.remote import request_meta
 
         begun = time.monotonic()
         cancelled = flight.cancelled
-        # One session per run (the dev server may have reloaded since the last): the tool list, the
-        # call and the template, so a run costs one handshake. With a listener for notifications the call
+        # One session per run (the dev server may have reloaded since the last): the call and the
+        # template (and tools/list only when the kept listing is of an older generation), so a run costs
+        # one handshake and its own tool. With a listener for notifications the call
         # asks for progress (and, in 2026-07-28, logs): the trace shows them as they come, the run too.
         # Signed in as `appsdk call` is: a 401 signs in, a result asking for more scope steps up, and the
         # run goes again.
@@ -453,25 +526,17 @@ class Workbench:
         def work(client: McpClient) -> Any:
             flight.client = client
             self._attach_tracer(client, run.id)
-            tools = self._listed(client)
-            self.events.publish("tools", self.tools_json())
-            definition = next((t for t in tools if t.get("name") == run.tool), None)
-            if definition is None:
-                names = ", ".join(str(t.get("name")) for t in tools) or "none"
-                where = self.target.description
-                self._finish(run, "invalid", error=f"{where} has no tool {run.tool!r} (it has {names})")
+            tools, listed_now = self._listing_for_run(client, run.tool)
+            checked = self._checked(run, tools)
+            if isinstance(checked, str) and not listed_now:
+                # The kept listing may be older than the server (changed outside appsdk dev): the tool's
+                # schema is asked for again before its arguments are refused.
+                tools, _ = self._listing_for_run(client, run.tool, again=True)
+                checked = self._checked(run, tools)
+            if isinstance(checked, str):
+                self._finish(run, "invalid", error=checked)
                 return None
-            try:
-                # openai/fileParams arguments name uploaded files; the tool gets them as file objects.
-                files_origin = self.host.origins.server_files_origin
-                arguments = file_arguments(definition, run.arguments, self.host.files, files_origin)
-            except ValueError as problem:
-                self._finish(run, "invalid", error=str(problem))
-                return None
-            problems = argument_problems(definition.get("inputSchema"), arguments)
-            if problems:
-                self._finish(run, "invalid", error="; ".join(problems))
-                return None
+            definition, arguments = checked
             meta = tool_meta(definition)
             run.invoking, run.invoked, run.template_uri = meta.invoking, meta.invoked, meta.template
             if cancelled.is_set():
@@ -518,10 +583,10 @@ class Workbench:
                 arguments=run.arguments,
                 result=result,
                 template=template,
-                widget_tools=widget_tools(tools),
+                widget_tools=self._widget_tools(tools),
                 warnings=warnings,
                 tool_definition=definition,
-                tools=[t for t in tools if isinstance(t, dict)],  # its annotations say whether a widget call asks
+                tools=tools,  # the listing, shared: its annotations say whether a widget call asks
             )
             self.host.show(run.id, preview)  # the same id on a re-run: the widget state stays
         else:
@@ -570,7 +635,7 @@ class Workbench:
         tools: list[dict[str, Any]],
         definition: dict[str, Any],
     ) -> None:
-        from appsdk_cli.host.session import PreviewSession, widget_tools
+        from appsdk_cli.host.session import PreviewSession
 
         preview = PreviewSession(
             target=self.signing_target(),
@@ -578,10 +643,10 @@ class Workbench:
             arguments=run.arguments,
             result={"content": []},  # nothing yet: the view gets tool-input only
             template=template,
-            widget_tools=widget_tools(tools),
+            widget_tools=self._widget_tools(tools),
             warnings=warnings,
             tool_definition=definition,
-            tools=[t for t in tools if isinstance(t, dict)],  # its annotations say whether a widget call asks
+            tools=tools,  # the listing, shared: its annotations say whether a widget call asks
             pending=True,
         )
         self.host.show(run.id, preview)
@@ -598,7 +663,10 @@ class Workbench:
             run.version += 1
             if run.duration_ms is None:
                 run.duration_ms = round((time.time() - run.started) * 1000, 1)
-        self.events.publish("run", run.as_json())
+        # What the run's event weighs is about what the run holds (its arguments and result): kept runs
+        # are bounded by it.
+        run.weight = self.events.publish("run", run.as_json())
+        self._prune()
 
     def _notified(self, run: Run, message: dict[str, Any]) -> None:
         """A progress or log notification of the run's call, as it arrives (the trace has it too)."""
@@ -648,23 +716,36 @@ class Workbench:
         elif self._app_problem is None:
             self._app_problem = "the app failed to import"
         self._last_reload = event
+        if app_ok:
+            self._generation += 1  # a new worker: the kept listing is of the last one
         # The page hears of it at once; the tool list follows from another thread, so neither the page
         # nor the dev supervisor (whose loop calls this) waits on a round trip to the new worker.
         self.events.publish("reload", event)
         if app_ok:
-            thread = threading.Thread(target=self._refresh_tools, name="workbench-tools", daemon=True)
+            relisting = threading.Event()
+            thread = threading.Thread(
+                target=self._refresh_tools, args=(relisting,), name="workbench-tools", daemon=True
+            )
             with self._lock:
                 self._threads.add(thread)
+                self._relisting = relisting
             thread.start()
 
-    def _refresh_tools(self) -> None:
+    def _refresh_tools(self, relisting: threading.Event) -> None:
+        # The page hears of the listing only when it differs from what it has: most saves change no
+        # tool, and sending thousands of them again would have every page redraw its list for nothing.
+        told = (self._tools, self._tools_error, self._sign_in_needed is not None)
         try:
             with contextlib.suppress(AppsdkError):
                 self.tools(refresh=True, browser=False)
-            self.events.publish("tools", self._tools_json_or_error())
+            if (self._tools, self._tools_error, self._sign_in_needed is not None) != told:
+                self.events.publish("tools", self._tools_json_or_error())
         finally:
+            relisting.set()
             with self._lock:
                 self._threads.discard(threading.current_thread())
+                if self._relisting is relisting:
+                    self._relisting = None
 
     def _tools_json_or_error(self) -> dict[str, Any]:
         """The listing as it stands, without asking the server (a first listing that failed: its error)."""
@@ -816,9 +897,12 @@ class Workbench:
         handler.close_connection = True
 
         def hello() -> dict[str, Any]:
-            # What happened before the page connected: the runs, and the MCP traffic kept so far.
-            traffic = self.tracer.recent(500, max_bytes=8_000_000) if self.tracer is not None else []
-            return {"info": self.info(), "runs": [r.as_json() for r in self.runs()], "traffic": traffic}
+            # What happened before the page connected: the newest runs and MCP traffic, bounded by bytes.
+            runs = _newest_within([r.as_json() for r in self.runs()], HELLO_RUN_BYTES)
+            if self.tracer is None:
+                return {"info": self.info(), "runs": runs, "traffic": []}
+            traffic = self.tracer.recent(HELLO_TRAFFIC_RECORDS, max_bytes=HELLO_TRAFFIC_BYTES)
+            return {"info": self.info(), "runs": runs, "traffic": traffic}
 
         try:
             for chunk in self.events.stream(hello):
@@ -826,6 +910,36 @@ class Workbench:
                 handler.wfile.flush()
         except (ConnectionError, TimeoutError, OSError):
             pass  # the page went away
+
+
+def _page_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The listing as the page shows it: each tool with the metadata its badges and form read."""
+    from appsdk_cli.appmeta import tool_meta
+
+    listed = []
+    for tool in tools:
+        meta = tool_meta(tool)
+        raw_meta = tool.get("_meta") if isinstance(tool.get("_meta"), dict) else {}
+        file_params = raw_meta.get("openai/fileParams")
+        listed.append(
+            {
+                "tool": tool,
+                "name": meta.name,
+                "title": meta.title,
+                "description": meta.description,
+                "template": meta.template,
+                "invoking": meta.invoking,
+                "invoked": meta.invoked,
+                "readOnly": meta.read_only,
+                "destructive": meta.destructive,
+                "openWorld": meta.open_world,
+                "idempotent": meta.idempotent,
+                "visibility": list(meta.ui_visibility) if meta.ui_visibility is not None else ["model", "app"],
+                "widgetAccessible": meta.widget_accessible,
+                "fileParams": file_params if isinstance(file_params, list) else [],
+            }
+        )
+    return listed
 
 
 def _crash_json(crash: ToolCrash | None) -> dict[str, Any] | None:
@@ -842,6 +956,20 @@ def _crash_json(crash: ToolCrash | None) -> dict[str, Any] | None:
         "function": crash.function,
         "frames": frames,
     }
+
+
+def _newest_within(items: list[Any], budget: int) -> list[Any]:
+    """The newest of `items` (oldest first, as given) whose JSON together stays within `budget` bytes."""
+    import json
+
+    kept: list[Any] = []
+    for item in reversed(items):
+        budget -= len(json.dumps(item, ensure_ascii=False).encode())
+        if budget < 0:
+            break
+        kept.append(item)
+    kept.reverse()
+    return kept
 
 
 def _locale(body: dict[str, Any]) -> str | None:

@@ -5,6 +5,7 @@
 
 import { $, element } from "./bench.js";
 import { rerun } from "./runs.js";
+import { loadSkills } from "./skills.js";
 
 /** @typedef {import("./bench.js").Bench} Bench */
 
@@ -76,9 +77,15 @@ export async function onReload(bench, event, exposed) {
   const changedTools = event.tools ? [...(event.tools.changed || []), ...(event.tools.added || [])] : [];
   const rerunLast =
     last && element("rerun-on-change", HTMLInputElement).checked && (event.codeChanged || changedTools.includes(last.data.tool));
-  if (rerunLast) rerun(bench, last.data.id, { template: true });
+  /** @type {Promise<unknown>[]} */
+  const views = [];
+  if (rerunLast) views.push(rerun(bench, last.data.id, { template: true }));
   for (const run of done) {
     if (rerunLast && run === last) continue;
-    for (const frame of run.frames) frame.reloadTemplate();
+    for (const frame of run.frames) views.push(frame.reloadTemplate());
   }
+  // A save may have changed the skills too: asked for once the widgets have what they need, so the
+  // server's answer never stands in the way of the re-render.
+  await Promise.allSettled(views);
+  await loadSkills();
 }

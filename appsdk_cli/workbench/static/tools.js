@@ -98,12 +98,17 @@ export function showSignInStep(note) {
   }
 }
 
-/** @param {Bench} bench */
+/**
+ * The list on the left, drawn afresh (a new listing, the filter): one fragment, no listener per item (the
+ * list's own, wired once, find the tool by the item's name), so thousands of tools draw in one go.
+ * @param {Bench} bench
+ */
 export function renderToolList(bench) {
   const filter = element("tool-filter", HTMLInputElement).value.trim().toLowerCase();
   const list = $("tool-list");
-  list.replaceChildren();
+  wireToolList(bench, list);
   const selectedName = bench.selected && bench.selected.name;
+  const items = document.createDocumentFragment();
   for (const tool of bench.tools) {
     const haystack = `${tool.name} ${tool.title || ""} ${tool.description || ""}`.toLowerCase();
     if (filter && !haystack.includes(filter)) continue;
@@ -123,22 +128,61 @@ export function renderToolList(bench) {
     title.className = "title";
     title.textContent = tool.title || tool.description || "";
     item.append(name, kind, title);
-    item.addEventListener("click", () => selectTool(bench, tool));
-    item.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" || event.key === " ") {
-        event.preventDefault();
-        selectTool(bench, tool);
-        /** @type {HTMLElement | null} */ ($("form-pane").querySelector("input, select, textarea, button"))?.focus();
-      } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-        event.preventDefault();
-        const sibling = event.key === "ArrowDown" ? item.nextElementSibling : item.previousElementSibling;
-        if (sibling instanceof HTMLElement) sibling.focus();
-      }
-    });
-    list.append(item);
+    items.append(item);
   }
+  list.replaceChildren(items);
   const first = list.firstElementChild;
   if (!list.querySelector('[tabindex="0"]') && first instanceof HTMLElement) first.tabIndex = 0;
+}
+
+/**
+ * The list's clicks and keys, handled once for all its items.
+ * @param {Bench} bench
+ * @param {HTMLElement} list
+ */
+function wireToolList(bench, list) {
+  if (list.dataset.wired) return;
+  list.dataset.wired = "true";
+  /** @param {EventTarget | null} target */
+  const itemOf = (target) => (target instanceof Element ? /** @type {HTMLElement | null} */ (target.closest(".tool-item")) : null);
+  /** @param {HTMLElement} item */
+  const toolOf = (item) => bench.tools.find((t) => t.name === item.dataset.tool);
+  list.addEventListener("click", (event) => {
+    const item = itemOf(event.target);
+    const tool = item && toolOf(item);
+    if (tool) selectTool(bench, tool);
+  });
+  list.addEventListener("keydown", (event) => {
+    const item = itemOf(event.target);
+    if (!item) return;
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault();
+      const tool = toolOf(item);
+      if (!tool) return;
+      selectTool(bench, tool);
+      /** @type {HTMLElement | null} */ ($("form-pane").querySelector("input, select, textarea, button"))?.focus();
+    } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      const sibling = event.key === "ArrowDown" ? item.nextElementSibling : item.previousElementSibling;
+      if (sibling instanceof HTMLElement) sibling.focus();
+    }
+  });
+}
+
+/**
+ * The selection moves in the list as drawn: two items change, the others stay.
+ * @param {string} name
+ */
+function markSelected(name) {
+  const list = $("tool-list");
+  for (const item of list.querySelectorAll('.tool-item[aria-selected="true"], .tool-item[tabindex="0"]')) {
+    item.setAttribute("aria-selected", "false");
+    /** @type {HTMLElement} */ (item).tabIndex = -1;
+  }
+  const chosen = [...list.children].find((item) => item instanceof HTMLElement && item.dataset.tool === name);
+  const target = chosen instanceof HTMLElement ? chosen : list.firstElementChild;
+  if (chosen instanceof HTMLElement) chosen.setAttribute("aria-selected", "true");
+  if (target instanceof HTMLElement) target.tabIndex = 0;
 }
 
 /**
@@ -187,7 +231,7 @@ export function selectTool(bench, tool, { keepValues = false, values } = {}) {
   syncJsonFromForm(bench);
   $("form-problems").textContent = "";
   $("tool-json").textContent = JSON.stringify(tool.tool, null, 2);
-  renderToolList(bench);
+  markSelected(tool.name);
 }
 
 /**
