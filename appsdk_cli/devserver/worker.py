@@ -6,13 +6,19 @@ because the supervisor never imports them.
 
 The conversation with the supervisor is one JSON object per line over two pipes:
 
-    worker -> supervisor   ready {ok, tools | summary, traceback, missing}   serving   stopped
+    worker -> supervisor   ready {ok, timings | summary, traceback, missing}   serving   stopped
                            auth-http {id, method, path, query, headers, body}
                            tool-crash {crash: {tool, type, message, file, line, function, frames}}
+    describer -> supervisor   described {tools, contract, suggested}   (its own pipe, then it exits)
     supervisor -> worker   go   retire   allow-host {host, origins}   auth-http-reply {id, status, headers, body}
 
 `ready` is sent once the app is imported (or failed to import); the worker then waits for `go` before
 it accepts connections, so the supervisor decides when the previous worker stops accepting.
+
+Nothing but the import stands between a save and the new worker accepting: what dev says about the
+new code (each tool's fingerprint, the release contract, the tools the start-up panel suggests) is
+read by the describer, a fork of the worker made right after the import, on the other core, while the
+worker swaps in and serves. It writes one `described` line on a pipe of its own, or closes it unsaid.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ import os
 import signal
 import socket
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -76,10 +84,28 @@ class WorkerSpec:
 @dataclass
 class LoadedApp:
     asgi: ASGIApp
-    tools: dict[str, str] | None  # tool name -> fingerprint of its full descriptor
-    contract: dict[str, Any] | None = None  # what `appsdk snapshot` would record (None: could not be read)
-    # The tools the start-up panel's "Next" lines name: {"call": name or None, "preview": name or None}.
-    suggested: dict[str, str | None] | None = None
+    server: MCPServer  # imported, to be described after the swap (describe())
+    timings: ImportTimings
+
+
+@dataclass
+class ImportTimings:
+    """Where a worker's import went, for the line dev prints after a slow reload."""
+
+    import_seconds: float = 0.0  # the app's own import, tool registration included
+    modules: int = 0  # the app's modules that import loaded (files under the project)
+    register_seconds: float = 0.0  # inside mcp's tool decorator (add_tool), part of import_seconds
+    tools: int = 0  # tools registered during the import
+    build_seconds: float = 0.0  # crash capture and the ASGI app, after the import
+
+    def as_message(self) -> dict[str, float | int]:
+        return {
+            "import": round(self.import_seconds, 4),
+            "modules": self.modules,
+            "register": round(self.register_seconds, 4),
+            "tools": self.tools,
+            "build": round(self.build_seconds, 4),
+        }
 
 
 class Channel:
@@ -128,12 +154,15 @@ class Channel:
             os.set_blocking(self.read_fd, False)
 
 
-def run(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> NoReturn:
-    """The body of a forked worker. Never returns: the fork must not unwind into the supervisor's stack."""
+def run(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: int) -> NoReturn:
+    """The body of a forked worker. Never returns: the fork must not unwind into the supervisor's stack.
+
+    `describe_fd` is the write end of the describer's pipe to the supervisor (see the module's doc).
+    """
     code = 0
     try:
         _become_worker(spec)
-        code = _main(spec, sock, channel)
+        code = _main(spec, sock, channel, describe_fd)
     except BaseException:
         # The worker's own stderr, as the app's prints are: this fork is about to exit, and the pipe to
         # the supervisor may be what failed, so the terminal is the one place left to say why.
@@ -191,12 +220,13 @@ def preload() -> None:
     import appsdk_cli.snapshot.inmemory  # noqa: F401
 
 
-def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
+def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: int) -> int:
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=list(spec.allowed_hosts),
         allowed_origins=list(spec.allowed_origins),
     )
+    loaded: LoadedApp | None = None
     if spec.fallback_message is not None:
         app = fallback_app(spec.fallback_message, security)
         channel.send({"type": "ready", "ok": False, "fallback": True})
@@ -215,15 +245,12 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
             channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": trace})
         else:
             app = loaded.asgi
-            channel.send(
-                {
-                    "type": "ready",
-                    "ok": True,
-                    "tools": loaded.tools,
-                    "contract": loaded.contract,
-                    "suggested": loaded.suggested,
-                }
-            )
+            channel.send({"type": "ready", "ok": True, "timings": loaded.timings.as_message()})
+    # While the supervisor retires the old worker: the describer forks off (its pipe, closed here either way).
+    if loaded is not None:
+        _start_describer(loaded.server, describe_fd, (sock.fileno(), channel.read_fd, channel.write_fd))
+    else:
+        os.close(describe_fd)
 
     forwarder = AuthForwarder(channel) if spec.auth_server else None
     if forwarder is not None:
@@ -242,8 +269,16 @@ def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]
     """Import the target and build its ASGI app; TargetMissing when the target itself is not there.
 
     `on_crash` gets each tool crash (snapshot/crashes.py), which the supervisor shows in a few lines.
+    Nothing else happens here: what dev reports about the app is read by describe(), after the swap.
     """
-    server = import_server(spec.project, spec.module, spec.attribute, spec.target)
+    timings = ImportTimings()
+    before = set(sys.modules)
+    started = time.perf_counter()
+    with _timing_tool_registration(timings):
+        server = import_server(spec.project, spec.module, spec.attribute, spec.target)
+    imported = time.perf_counter()
+    timings.import_seconds = imported - started
+    timings.modules = _project_modules(set(sys.modules) - before, spec.project)
     if not isinstance(server, MCPServer):
         # Serving needs what only MCPServer has (sse_app, the tool list, the crash report).
         raise TargetMissing(
@@ -260,13 +295,95 @@ def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]
         asgi = server.streamable_http_app(
             stateless_http=True, json_response=True, transport_security=security, host=spec.bind_host
         )
+    timings.build_seconds = time.perf_counter() - imported
+    return LoadedApp(asgi=closing_connections(asgi), server=server, timings=timings)
+
+
+@contextlib.contextmanager
+def _timing_tool_registration(timings: ImportTimings) -> Iterator[None]:
+    """Count the tools the import registers, and the time spent inside mcp registering them (a pydantic
+    model and a schema per tool): a slow reload can then say how much of the import was that."""
+    try:
+        from mcp.server.mcpserver.tools.tool_manager import ToolManager
+
+        original = ToolManager.__dict__["add_tool"]
+    except (ImportError, KeyError):  # another mcp: no figure, the import is still timed as a whole
+        yield
+        return
+
+    def add_tool(self: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            timings.register_seconds += time.perf_counter() - started
+            timings.tools += 1
+
+    ToolManager.add_tool = add_tool  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        ToolManager.add_tool = original  # type: ignore[method-assign]
+
+
+def _project_modules(names: set[str], project: Path) -> int:
+    """How many of these newly imported modules are the app's own files (under the project, not its venv)."""
+    root = str(project) + os.sep
+    count = 0
+    for name in names:
+        path = getattr(sys.modules.get(name), "__file__", None) or ""
+        if path.startswith(root) and not any(f"{os.sep}{part}{os.sep}" in path for part in ("site-packages", ".venv")):
+            count += 1
+    return count
+
+
+def describe(server: MCPServer) -> dict[str, Any]:
+    """What dev reports about the imported app: each tool's fingerprint, the release contract (None when
+    it could not be read) and the tools the start-up panel suggests."""
     descriptors = asyncio.run(_tool_descriptors(server))
-    return LoadedApp(
-        asgi=closing_connections(asgi),
-        tools=_tool_fingerprints(descriptors),
-        contract=_contract(server),
-        suggested=suggested_tools(descriptors),
-    )
+    return {
+        "tools": _tool_fingerprints(descriptors),
+        "contract": _contract(server),
+        "suggested": suggested_tools(descriptors),
+    }
+
+
+def _start_describer(server: MCPServer, describe_fd: int, inherited: tuple[int, ...]) -> None:
+    """Fork a child that describes the app to the supervisor on `describe_fd`, then exits; close it here.
+
+    A fork, not a thread: the contract reads every tool's schemas (seconds with a thousand tools), which
+    would otherwise take the worker's CPU, and the GIL, from the first requests to the new code. It is
+    forked before the worker's lifespan runs, so it sees the app exactly as the import left it.
+    """
+    worker_pid = os.getpid()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _die_with_parent(worker_pid)
+            for fd in inherited:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            message = {"type": "described", **describe(server)}
+            data = (json.dumps(message) + "\n").encode()
+            while data:
+                data = data[os.write(describe_fd, data) :]
+        except BaseException:
+            traceback.print_exc()  # the reload line then goes without its tool and contract news
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(0)
+    os.close(describe_fd)
+    # Reap it when it is done (a thread blocked in waitpid holds no GIL): no zombie per reload.
+    threading.Thread(target=_reap_quietly, args=(pid,), name="appsdk-describer-reaper", daemon=True).start()
+
+
+def _reap_quietly(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def _contract(server: Any) -> dict[str, Any] | None:

@@ -51,6 +51,9 @@ def dev_event(event: DevEvent) -> None:
         files = ", ".join(event.changed_files[:3]) + (" …" if len(event.changed_files) > 3 else "")
         stdout().print(f"[green]reloaded[/] in {event.seconds:.2f} s [dim]({escape(files)})[/]", soft_wrap=True)
         console = stdout()
+        if event.slow:
+            spent = ", ".join(f"{what} {seconds:.2f} s" for what, seconds in event.slow)
+            console.print(f"[yellow]slow reload[/] ({event.seconds:.2f} s): {escape(spent)}", soft_wrap=True)
         if event.contract is not None:
             _contract_report(event.contract, console)
         if event.tools is not None and event.contract:
