@@ -898,9 +898,9 @@ def _slow_parts(worker: _Worker) -> tuple[tuple[str, float], ...]:
     imported = float(timings.get("import", 0.0))
     modules = int(timings.get("modules", 0))
     parts.append((f"importing the app's {modules} modules" if modules > 1 else "importing the app", imported))
-    tools = int(timings.get("tools", 0))
-    if tools:
-        parts.append((f"of which registering {tools} tools in mcp", float(timings.get("register", 0.0))))
+    tools, registering = int(timings.get("tools", 0)), float(timings.get("register", 0.0))
+    if registering >= 0.05:
+        parts.append((f"of which registering {tools} tool{'s' if tools != 1 else ''} in mcp", registering))
     if worker.ready_at is not None:
         rest = worker.ready_at - worker.forked_at - imported
         if rest >= 0.01:

@@ -185,8 +185,9 @@ def _become_worker(spec: WorkerSpec) -> None:
     with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)
     os.environ.update(dict(spec.environment))
-    # Python's .pyc check is mtime-in-seconds plus size: two same-size saves within a second would
-    # load the stale bytecode we wrote ourselves. Compiling the project's few files is cheap.
+    # Python's usual .pyc check is mtime-in-seconds plus size: two same-size saves within a second would
+    # load stale bytecode written by the import itself. The describer writes hash-checked ones instead
+    # (cache_bytecode), which the next worker's import verifies against the source it reads.
     sys.dont_write_bytecode = True
 
 
@@ -248,7 +249,7 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: 
             channel.send({"type": "ready", "ok": True, "timings": loaded.timings.as_message()})
     # While the supervisor retires the old worker: the describer forks off (its pipe, closed here either way).
     if loaded is not None:
-        _start_describer(loaded.server, describe_fd, (sock.fileno(), channel.read_fd, channel.write_fd))
+        _start_describer(loaded.server, describe_fd, (sock.fileno(), channel.read_fd, channel.write_fd), spec.project)
     else:
         os.close(describe_fd)
 
@@ -348,7 +349,7 @@ def describe(server: MCPServer) -> dict[str, Any]:
     }
 
 
-def _start_describer(server: MCPServer, describe_fd: int, inherited: tuple[int, ...]) -> None:
+def _start_describer(server: MCPServer, describe_fd: int, inherited: tuple[int, ...], project: Path) -> None:
     """Fork a child that describes the app to the supervisor on `describe_fd`, then exits; close it here.
 
     A fork, not a thread: the contract reads every tool's schemas (seconds with a thousand tools), which
@@ -369,6 +370,8 @@ def _start_describer(server: MCPServer, describe_fd: int, inherited: tuple[int, 
             data = (json.dumps(message) + "\n").encode()
             while data:
                 data = data[os.write(describe_fd, data) :]
+            os.close(describe_fd)
+            cache_bytecode(project)
         except BaseException:
             traceback.print_exc()  # the reload line then goes without its tool and contract news
         finally:
@@ -379,6 +382,45 @@ def _start_describer(server: MCPServer, describe_fd: int, inherited: tuple[int, 
     os.close(describe_fd)
     # Reap it when it is done (a thread blocked in waitpid holds no GIL): no zombie per reload.
     threading.Thread(target=_reap_quietly, args=(pid,), name="appsdk-describer-reaper", daemon=True).start()
+
+
+def cache_bytecode(project: Path) -> None:
+    """Write a hash-checked .pyc for each of the app's modules whose bytecode is missing or stale.
+
+    The next worker then compiles only the files that changed (a quarter of the import of an app of
+    small modules): the import checks such a .pyc against a hash of the source it reads, never against
+    the file's mtime, so a save within the same second cannot load stale code. Best effort.
+    """
+    import importlib.util
+    import py_compile
+
+    root = str(project) + os.sep
+    for module in list(sys.modules.values()):
+        source = getattr(module, "__file__", None) or ""
+        cached = getattr(module, "__cached__", None)
+        if not (cached and source.endswith(".py") and source.startswith(root)):
+            continue
+        if any(f"{os.sep}{part}{os.sep}" in source for part in ("site-packages", ".venv")):
+            continue
+        with contextlib.suppress(OSError, SyntaxError, ValueError, py_compile.PyCompileError):
+            if _checked_pyc_matches(cached, importlib.util.source_hash(Path(source).read_bytes())):
+                continue
+            py_compile.compile(
+                source, cfile=cached, doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH
+            )
+
+
+def _checked_pyc_matches(cached: str, source_hash: bytes) -> bool:
+    """Whether `cached` is a hash-checked .pyc of exactly this source (its 16-byte header says so)."""
+    import importlib.util
+
+    try:
+        with open(cached, "rb") as file:
+            header = file.read(16)
+    except OSError:
+        return False
+    flags = int.from_bytes(header[4:8], "little")
+    return header[:4] == importlib.util.MAGIC_NUMBER and flags == 0b11 and header[8:16] == source_hash
 
 
 def _reap_quietly(pid: int) -> None:
