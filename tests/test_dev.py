@@ -23,6 +23,7 @@ from conftest import appsdk, free_port, pid_alive, stop
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from appsdk_cli.devserver.worker import SPARE_NAME
 from appsdk_cli.project import running_dev_for_url
 from appsdk_cli.scaffold import scaffold
 
@@ -48,7 +49,14 @@ class DevServer:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
     def worker_pids(self) -> set[int]:
-        """The supervisor's children, as the kernel sees them."""
+        """The supervisor's children that hold the app, as the kernel sees them (not the spare, forked
+        ahead of the next save, which holds none of it: spare_pids)."""
+        return {pid for pid in self.child_pids() if process_name(pid) != SPARE_NAME}
+
+    def spare_pids(self) -> set[int]:
+        return {pid for pid in self.child_pids() if process_name(pid) == SPARE_NAME}
+
+    def child_pids(self) -> set[int]:
         pids: set[int] = set()
         for children in Path(f"/proc/{self.process.pid}/task").glob("*/children"):
             try:
@@ -56,6 +64,13 @@ class DevServer:
             except OSError:
                 continue
         return pids
+
+
+def process_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = WAIT, message: str = "condition") -> Any:

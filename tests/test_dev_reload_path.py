@@ -8,11 +8,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import signal
 import time
 from pathlib import Path
 
 import pytest
-from conftest import stop
+from conftest import pid_alive, stop
 from test_dev import WAIT, edit, start_dev, title_becomes, wait_until
 
 SERVER = '''"""An app for the reload-path tests: its tool reports VALUE from values.py."""
@@ -147,3 +148,23 @@ def _line(out: str, start: str) -> str | None:
             return line
     time.sleep(0.05)
     return None
+
+
+def test_a_spare_worker_takes_the_next_save_and_dies_with_a_killed_supervisor(tmp_path: Path):
+    """Once a reload is reported, a spare is forked ahead of the next save (the app's libraries imported,
+    nothing of the app); that save is handed to it, and a new spare follows. Like every worker, it goes
+    when the supervisor is killed."""
+    project = value_app(tmp_path)
+    server = start_dev(project, "--no-workbench")
+    try:
+        (spare,) = wait_until(server.spare_pids, message="a spare after the first start")
+        edit(project / "values.py", '"aaaa"', '"bbbb"')
+        wait_until(lambda: title_becomes(server.url, "bbbb"), message="the edited value through /mcp")
+        assert wait_until(lambda: spare in server.worker_pids(), message="the spare serving") is True
+        (second,) = wait_until(server.spare_pids, message="the next spare")
+        assert second != spare
+        os.kill(server.process.pid, signal.SIGKILL)
+        server.process.wait(timeout=WAIT)
+        wait_until(lambda: not pid_alive(second) and not pid_alive(spare), message="no worker left behind")
+    finally:
+        stop(server.process)

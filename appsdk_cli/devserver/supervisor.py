@@ -9,6 +9,9 @@ Nothing but the import stands between a save and the new code answering: the wor
 as soon as the app is imported, and what dev says about the new code (tool changes, the contract
 report, the start-up panel's suggestions) comes from a describer the worker forks (worker.py), read
 here once the new worker already serves; the reload line, and the workbench's push, wait for it.
+Once a reload is reported, a spare worker is forked ahead of the next save and imports the app's
+libraries (worker.run_spare): the next save is handed to it, so the fork and the third-party imports
+are off the path too.
 
 Swap order: fork-new-then-retire-old. The new worker imports the app while the old one keeps serving;
 once it is ready the old worker stops accepting (and says so), and only then does the new one start
@@ -123,7 +126,7 @@ class _Worker:
     changed_files: tuple[str, ...]
     seen_at: float  # when the change that started it was seen
     description: _Description | None = None  # None once read to its end (or the worker died)
-    state: str = "starting"  # starting -> ready -> serving -> retiring; or dead
+    state: str = "starting"  # (spare ->) starting -> ready -> serving -> retiring; or dead
     ok: bool = False
     tools: dict[str, str] | None = None
     contract: dict[str, Any] | None = None
@@ -137,6 +140,7 @@ class _Worker:
     ready_at: float | None = None
     serving_at: float | None = None
     announced: bool = False  # its Reloaded (or AppRestarted) was reported, or the Started panel covers it
+    libraries: tuple[str, ...] = ()  # a spare's: what it imported ahead of the app
 
     @property
     def described(self) -> bool:
@@ -182,6 +186,8 @@ class Supervisor:
         self._own_files = _installed_stamp()  # appsdk's own package as this process loaded it
         self._own_files_checked = time.monotonic()
         self._last_tools: dict[str, str] | None = None
+        self._libraries: tuple[str, ...] = ()  # what the last good import loaded from outside the project
+        self._spare: _Worker | None = None
         self._contract_reporter = ContractReporter(self.project)
         self._pending = _Pending()
         self._wake_r, self._wake_w = os.pipe()
@@ -611,6 +617,8 @@ class Supervisor:
         worker.ready_at = time.monotonic()
         worker.ok = bool(message.get("ok"))
         worker.timings = message.get("timings") or {}
+        if worker.ok:
+            self._libraries = tuple(message.get("libraries") or ())
         if message.get("missing") and not self._started:
             # Nothing to watch for: the command line (or pyproject) names something that isn't there.
             raise AppsdkError(str(message.get("summary")))
@@ -676,6 +684,8 @@ class Supervisor:
                     slow=_slow_parts(worker) if seconds >= SLOW_RELOAD_SECONDS else (),
                 )
             )
+        if worker is self._live:
+            self._fork_spare()
 
     def _on_exit(self, worker: _Worker) -> None:
         was, worker.state = worker.state, "dead"
@@ -690,7 +700,9 @@ class Supervisor:
         with contextlib.suppress(OSError):
             os.close(worker.channel.write_fd)
         del self._workers[worker.pid]
-        if self._stop_requested():
+        if worker is self._spare:
+            self._spare = None
+        if self._stop_requested() or was == "spare":
             return
         # A worker that died while retiring counts as having stopped accepting.
         self._on_stopped_accepting(worker.pid)
@@ -713,9 +725,41 @@ class Supervisor:
     def _fork(
         self, target: AppTarget | None, fallback: str | None, changed: tuple[str, ...], seen_at: float
     ) -> _Worker:
-        assert self._sock is not None
         self._watch_listener(False)  # the new worker answers whatever waits
         spec = self._spec(target, fallback)
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            if fallback is None and spare.state == "spare" and not self._shadowed(spare.libraries):
+                spare.changed_files, spare.seen_at, spare.state = changed, seen_at, "starting"
+                spare.forked_at = time.monotonic()  # for the import's clock: it starts now
+                self._send(spare, {"type": "load", "spec": worker_module.spec_message(spec)})
+                self._next = spare
+                return spare
+            self._kill(spare)  # reaped by _reap, silently
+        worker = self._fork_process(lambda channel, described: worker_module.run(spec, self._sock, channel, described))
+        worker.changed_files, worker.seen_at = changed, seen_at
+        self._next = worker
+        return worker
+
+    def _fork_spare(self) -> None:
+        """A worker for the next save, forked now: it imports the app's libraries while nothing waits."""
+        if self._spare is not None or self._next is not None or not self.config.reload or self._stop_requested():
+            return
+        libraries, parent = self._libraries, os.getpid()
+        spare = self._fork_process(
+            lambda channel, described: worker_module.run_spare(parent, libraries, self._sock, channel, described)
+        )
+        spare.state, spare.libraries = "spare", libraries
+        self._spare = spare
+
+    def _shadowed(self, libraries: tuple[str, ...]) -> bool:
+        """Whether the project now has a file by the name of a library the spare imported (the app's
+        import would find that file first)."""
+        tops = {name.partition(".")[0] for name in libraries}
+        return any((self.project / f"{top}.py").exists() or (self.project / top).is_dir() for top in tops)
+
+    def _fork_process(self, body: Callable[[worker_module.Channel, int], Any]) -> _Worker:
+        assert self._sock is not None
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         described_r, described_w = os.pipe()
@@ -727,18 +771,18 @@ class Supervisor:
             for fd in (to_worker_w, from_worker_r, described_r, *self._parent_fds()):
                 with contextlib.suppress(OSError):
                     os.close(fd)
-            worker_module.run(spec, self._sock, worker_module.Channel(to_worker_r, from_worker_w), described_w)
+            body(worker_module.Channel(to_worker_r, from_worker_w), described_w)
+            os._exit(1)  # the bodies never return
         os.close(to_worker_r)
         os.close(from_worker_w)
         os.close(described_w)
         os.set_blocking(from_worker_r, False)
         os.set_blocking(described_r, False)
-        worker = _Worker(pid, worker_module.Channel(from_worker_r, to_worker_w), changed, seen_at)
+        worker = _Worker(pid, worker_module.Channel(from_worker_r, to_worker_w), (), time.monotonic())
         worker.description = _Description(described_r)
         self._workers[pid] = worker
         self._selector.register(from_worker_r, selectors.EVENT_READ, worker)
         self._selector.register(described_r, selectors.EVENT_READ, ("described", worker))
-        self._next = worker
         return worker
 
     def _spec(self, target: AppTarget | None, fallback: str | None) -> worker_module.WorkerSpec:

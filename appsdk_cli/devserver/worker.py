@@ -11,6 +11,7 @@ The conversation with the supervisor is one JSON object per line over two pipes:
                            tool-crash {crash: {tool, type, message, file, line, function, frames}}
     describer -> supervisor   described {tools, contract, suggested}   (its own pipe, then it exits)
     supervisor -> worker   go   retire   allow-host {host, origins}   auth-http-reply {id, status, headers, body}
+    supervisor -> spare    load {spec}   (then as a worker)
 
 `ready` is sent once the app is imported (or failed to import); the worker then waits for `go` before
 it accepts connections, so the supervisor decides when the previous worker stops accepting.
@@ -19,6 +20,10 @@ Nothing but the import stands between a save and the new worker accepting: what 
 new code (each tool's fingerprint, the release contract, the tools the start-up panel suggests) is
 read by the describer, a fork of the worker made right after the import, on the other core, while the
 worker swaps in and serves. It writes one `described` line on a pipe of its own, or closes it unsaid.
+
+A spare (run_spare) is a worker forked ahead of the next save: it has already imported the libraries
+the last worker's import loaded from outside the project, and waits for `load` to import the app, so
+a save pays for the app's own modules only.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import dataclasses
 import hashlib
 import json
 import logging
@@ -56,6 +62,9 @@ from appsdk_cli.snapshot.loader import (
 )
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_NAME = 15
+# A spare's process name (/proc/PID/comm) until it becomes a worker: it holds no app, and `ps` says so.
+SPARE_NAME = "appsdk-spare"
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,7 @@ class LoadedApp:
     asgi: ASGIApp
     server: MCPServer  # imported, to be described after the swap (describe())
     timings: ImportTimings
+    libraries: tuple[str, ...] = ()  # modules the import loaded from outside the project, in order
 
 
 @dataclass
@@ -135,8 +145,8 @@ class Channel:
         *lines, self._buffer = self._buffer.split(b"\n")
         return [json.loads(line) for line in lines if line.strip()], closed
 
-    def wait_for(self, kind: str, on_other: Callable[[dict[str, Any]], None]) -> bool:
-        """Block until a message of this kind arrives (True) or the other end closes (False)."""
+    def wait_for(self, kind: str, on_other: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+        """Block until a message of this kind arrives (it), or the other end closes (None)."""
         os.set_blocking(self.read_fd, True)
         try:
             while True:
@@ -146,10 +156,10 @@ class Channel:
                         # Anything after it is read by the event loop later; keep it buffered.
                         rest = b"".join((json.dumps(m) + "\n").encode() for m in messages[index + 1 :])
                         self._buffer = rest + self._buffer
-                        return True
+                        return message
                     on_other(message)
                 if closed:
-                    return False
+                    return None
         finally:
             os.set_blocking(self.read_fd, False)
 
@@ -160,9 +170,10 @@ def run(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: in
     `describe_fd` is the write end of the describer's pipe to the supervisor (see the module's doc).
     """
     code = 0
+    inherited = frozenset(sys.modules)
     try:
         _become_worker(spec)
-        code = _main(spec, sock, channel, describe_fd)
+        code = _main(spec, sock, channel, describe_fd, inherited)
     except BaseException:
         # The worker's own stderr, as the app's prints are: this fork is about to exit, and the pipe to
         # the supervisor may be what failed, so the terminal is the one place left to say why.
@@ -175,8 +186,82 @@ def run(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: in
         os._exit(code)
 
 
-def _become_worker(spec: WorkerSpec) -> None:
-    _die_with_parent(spec.parent_pid)
+def run_spare(
+    parent_pid: int, libraries: tuple[str, ...], sock: socket.socket, channel: Channel, describe_fd: int
+) -> NoReturn:
+    """The body of a spare worker: import `libraries` now, then wait for `load {spec}` and be that worker.
+
+    Nothing of the app is imported before `load`: the spare only takes on what the last worker imported
+    from outside the project (the app's third-party packages), which a save does not change.
+    """
+    code = 0
+    inherited = frozenset(sys.modules)
+    try:
+        _die_with_parent(parent_pid)
+        _leave_signals_to_the_supervisor()
+        name = _process_name()
+        _set_process_name(SPARE_NAME)
+        _import_libraries(libraries)
+        message = channel.wait_for("load", lambda _: None)  # allow-host: the spec brings the current lists
+        if message is not None:
+            _set_process_name(name)
+            spec = spec_from_message(message["spec"])
+            _become_worker(spec)
+            code = _main(spec, sock, channel, describe_fd, inherited)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _process_name() -> str:
+    try:
+        return Path("/proc/self/comm").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
+def _set_process_name(name: str) -> None:
+    if name and sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
+
+
+def _import_libraries(names: tuple[str, ...]) -> None:
+    import importlib
+
+    for name in names:
+        if name in sys.modules:
+            continue
+        # Best effort: a module that only imports in the app's context is imported with the app instead.
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
+def spec_message(spec: WorkerSpec) -> dict[str, Any]:
+    """The spec as JSON, for a spare's `load`."""
+    fields = dataclasses.asdict(spec)
+    return fields | {"project": str(spec.project), "transport": spec.transport.value}
+
+
+def spec_from_message(fields: dict[str, Any]) -> WorkerSpec:
+    return WorkerSpec(
+        **fields
+        | {
+            "project": Path(fields["project"]),
+            "transport": Transport(fields["transport"]),
+            "allowed_hosts": tuple(fields["allowed_hosts"]),
+            "allowed_origins": tuple(fields["allowed_origins"]),
+            "environment": tuple((str(key), str(value)) for key, value in fields["environment"]),
+        }
+    )
+
+
+def _leave_signals_to_the_supervisor() -> None:
     # Ctrl-C reaches the whole process group; the supervisor decides how the workers stop (SIGTERM).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # likewise a closing terminal
@@ -184,6 +269,11 @@ def _become_worker(spec: WorkerSpec) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)
+
+
+def _become_worker(spec: WorkerSpec) -> None:
+    _die_with_parent(spec.parent_pid)
+    _leave_signals_to_the_supervisor()
     os.environ.update(dict(spec.environment))
     # Python's usual .pyc check is mtime-in-seconds plus size: two same-size saves within a second would
     # load stale bytecode written by the import itself. The describer writes hash-checked ones instead
@@ -221,7 +311,7 @@ def preload() -> None:
     import appsdk_cli.snapshot.inmemory  # noqa: F401
 
 
-def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: int) -> int:
+def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: int, inherited: frozenset[str]) -> int:
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=list(spec.allowed_hosts),
@@ -233,7 +323,9 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: 
         channel.send({"type": "ready", "ok": False, "fallback": True})
     else:
         try:
-            loaded = load_app(spec, security, lambda crash: channel.send({"type": "tool-crash", "crash": crash}))
+            loaded = load_app(
+                spec, security, lambda crash: channel.send({"type": "tool-crash", "crash": crash}), inherited
+            )
         except TargetMissing as problem:
             message = str(problem)
             app = fallback_app(message, security)
@@ -246,7 +338,14 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: 
             channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": trace})
         else:
             app = loaded.asgi
-            channel.send({"type": "ready", "ok": True, "timings": loaded.timings.as_message()})
+            channel.send(
+                {
+                    "type": "ready",
+                    "ok": True,
+                    "timings": loaded.timings.as_message(),
+                    "libraries": list(loaded.libraries),
+                }
+            )
     # While the supervisor retires the old worker: the describer forks off (its pipe, closed here either way).
     if loaded is not None:
         _start_describer(loaded.server, describe_fd, (sock.fileno(), channel.read_fd, channel.write_fd), spec.project)
@@ -260,17 +359,23 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: 
     def apply(message: dict[str, Any]) -> None:
         _apply_message(message, security)
 
-    if not channel.wait_for("go", apply):
+    if channel.wait_for("go", apply) is None:
         return 0
     _quiet_logging()
     return asyncio.run(_serve(app, sock, channel, security, spec.drain_seconds, forwarder))
 
 
-def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]], None] | None = None) -> LoadedApp:
+def load_app(
+    spec: WorkerSpec,
+    security: Any,
+    on_crash: Callable[[dict[str, Any]], None] | None = None,
+    inherited: frozenset[str] = frozenset(),
+) -> LoadedApp:
     """Import the target and build its ASGI app; TargetMissing when the target itself is not there.
 
     `on_crash` gets each tool crash (snapshot/crashes.py), which the supervisor shows in a few lines.
     Nothing else happens here: what dev reports about the app is read by describe(), after the swap.
+    `inherited` names the modules the supervisor had loaded: the others are the app's and its libraries'.
     """
     timings = ImportTimings()
     before = set(sys.modules)
@@ -279,7 +384,8 @@ def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]
         server = import_server(spec.project, spec.module, spec.attribute, spec.target)
     imported = time.perf_counter()
     timings.import_seconds = imported - started
-    timings.modules = _project_modules(set(sys.modules) - before, spec.project)
+    timings.modules = sum(1 for name in set(sys.modules) - before if _in_project(name, spec.project))
+    libraries = tuple(name for name in sys.modules if name not in inherited and not _in_project(name, spec.project))
     if not isinstance(server, MCPServer):
         # Serving needs what only MCPServer has (sse_app, the tool list, the crash report).
         raise TargetMissing(
@@ -297,7 +403,7 @@ def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]
             stateless_http=True, json_response=True, transport_security=security, host=spec.bind_host
         )
     timings.build_seconds = time.perf_counter() - imported
-    return LoadedApp(asgi=closing_connections(asgi), server=server, timings=timings)
+    return LoadedApp(asgi=closing_connections(asgi), server=server, timings=timings, libraries=libraries)
 
 
 @contextlib.contextmanager
@@ -327,15 +433,16 @@ def _timing_tool_registration(timings: ImportTimings) -> Iterator[None]:
         ToolManager.add_tool = original  # type: ignore[method-assign]
 
 
-def _project_modules(names: set[str], project: Path) -> int:
-    """How many of these newly imported modules are the app's own files (under the project, not its venv)."""
-    root = str(project) + os.sep
-    count = 0
-    for name in names:
-        path = getattr(sys.modules.get(name), "__file__", None) or ""
-        if path.startswith(root) and not any(f"{os.sep}{part}{os.sep}" in path for part in ("site-packages", ".venv")):
-            count += 1
-    return count
+def _in_project(name: str, project: Path) -> bool:
+    """Whether this loaded module is one of the app's own files (under the project, not in its venv)."""
+    path = getattr(sys.modules.get(name), "__file__", None) or ""
+    return _is_project_file(path, project)
+
+
+def _is_project_file(path: str, project: Path) -> bool:
+    if not path.startswith(str(project) + os.sep):
+        return False
+    return not any(f"{os.sep}{part}{os.sep}" in path for part in ("site-packages", ".venv", "venv"))
 
 
 def describe(server: MCPServer) -> dict[str, Any]:
@@ -394,13 +501,10 @@ def cache_bytecode(project: Path) -> None:
     import importlib.util
     import py_compile
 
-    root = str(project) + os.sep
     for module in list(sys.modules.values()):
         source = getattr(module, "__file__", None) or ""
         cached = getattr(module, "__cached__", None)
-        if not (cached and source.endswith(".py") and source.startswith(root)):
-            continue
-        if any(f"{os.sep}{part}{os.sep}" in source for part in ("site-packages", ".venv")):
+        if not (cached and source.endswith(".py") and _is_project_file(source, project)):
             continue
         with contextlib.suppress(OSError, SyntaxError, ValueError, py_compile.PyCompileError):
             if _checked_pyc_matches(cached, importlib.util.source_hash(Path(source).read_bytes())):
