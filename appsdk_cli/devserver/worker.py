@@ -434,9 +434,13 @@ def _timing_tool_registration(timings: ImportTimings) -> Iterator[None]:
 
 
 def _in_project(name: str, project: Path) -> bool:
-    """Whether this loaded module is one of the app's own files (under the project, not in its venv)."""
-    path = getattr(sys.modules.get(name), "__file__", None) or ""
-    return _is_project_file(path, project)
+    """Whether this loaded module is one of the app's own files (under the project, not in its venv); a
+    namespace package (a folder without __init__.py) by where it was found."""
+    module = sys.modules.get(name)
+    path = getattr(module, "__file__", None)
+    if path is None:
+        path = next(iter(getattr(module, "__path__", None) or ()), "")
+    return _is_project_file(str(path), project)
 
 
 def _is_project_file(path: str, project: Path) -> bool:
