@@ -49,14 +49,7 @@ class DevServer:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
     def worker_pids(self) -> set[int]:
-        """The supervisor's children that hold the app, as the kernel sees them (not the spare, forked
-        ahead of the next save, which holds none of it: spare_pids)."""
-        return {pid for pid in self.child_pids() if process_name(pid) != SPARE_NAME}
-
-    def spare_pids(self) -> set[int]:
-        return {pid for pid in self.child_pids() if process_name(pid) == SPARE_NAME}
-
-    def child_pids(self) -> set[int]:
+        """The supervisor's children, as the kernel sees them."""
         pids: set[int] = set()
         for children in Path(f"/proc/{self.process.pid}/task").glob("*/children"):
             try:
@@ -64,6 +57,13 @@ class DevServer:
             except OSError:
                 continue
         return pids
+
+    def app_pids(self) -> set[int]:
+        """The workers that hold the app: not the spare, forked ahead of the next save, which holds none of it."""
+        return {pid for pid in self.worker_pids() if process_name(pid) != SPARE_NAME}
+
+    def spare_pids(self) -> set[int]:
+        return {pid for pid in self.worker_pids() if process_name(pid) == SPARE_NAME}
 
 
 def process_name(pid: int) -> str:

@@ -111,7 +111,7 @@ def test_the_describer_is_reaped_after_each_reload(tmp_path: Path):
         # The serving worker's describer has written its description and exited: nothing is left
         # under it, not even a zombie.
         wait_until(
-            lambda: all(not _children(worker) for worker in server.worker_pids()),
+            lambda: all(not _children(worker) for worker in server.app_pids()),
             timeout=WAIT,
             message="no process left under the workers",
         )
@@ -160,7 +160,7 @@ def test_a_spare_worker_takes_the_next_save_and_dies_with_a_killed_supervisor(tm
         (spare,) = wait_until(server.spare_pids, message="a spare after the first start")
         edit(project / "values.py", '"aaaa"', '"bbbb"')
         wait_until(lambda: title_becomes(server.url, "bbbb"), message="the edited value through /mcp")
-        assert wait_until(lambda: spare in server.worker_pids(), message="the spare serving") is True
+        assert wait_until(lambda: spare in server.app_pids(), message="the spare serving") is True
         (second,) = wait_until(server.spare_pids, message="the next spare")
         assert second != spare
         os.kill(server.process.pid, signal.SIGKILL)

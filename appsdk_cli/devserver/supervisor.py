@@ -650,6 +650,9 @@ class Supervisor:
         replaced, self._live, self._next = self._live, worker, None
         if replaced is not None:
             self._announce(replaced)  # replaced before its describer finished: said without that news
+        if worker.restart:
+            # No save to report on: said as soon as it serves (its description only updates the tool list).
+            self._emit(AppRestarted(seconds=worker.serving_at - worker.seen_at, app_ok=worker.ok))
         if worker.described:
             self._announce(worker)
         if self._reload_queued is not None:
@@ -671,9 +674,7 @@ class Supervisor:
         if worker.ok and worker.contract is not None:
             contract_report = self._contract_reporter.after_load(worker.contract)
         seconds = worker.serving_at - worker.seen_at
-        if worker.restart:
-            self._emit(AppRestarted(seconds=seconds, app_ok=worker.ok))
-        elif self._started:
+        if self._started and not worker.restart:
             self._emit(
                 Reloaded(
                     changed_files=worker.changed_files,
@@ -746,9 +747,12 @@ class Supervisor:
         if self._spare is not None or self._next is not None or not self.config.reload or self._stop_requested():
             return
         libraries, parent = self._libraries, os.getpid()
-        spare = self._fork_process(
-            lambda channel, described: worker_module.run_spare(parent, libraries, self._sock, channel, described)
-        )
+        with worker_module.spare_named() as name:
+            spare = self._fork_process(
+                lambda channel, described: worker_module.run_spare(
+                    parent, libraries, self._sock, channel, described, name
+                )
+            )
         spare.state, spare.libraries = "spare", libraries
         self._spare = spare
 

@@ -187,20 +187,19 @@ def run(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: in
 
 
 def run_spare(
-    parent_pid: int, libraries: tuple[str, ...], sock: socket.socket, channel: Channel, describe_fd: int
+    parent_pid: int, libraries: tuple[str, ...], sock: socket.socket, channel: Channel, describe_fd: int, name: str
 ) -> NoReturn:
     """The body of a spare worker: import `libraries` now, then wait for `load {spec}` and be that worker.
 
     Nothing of the app is imported before `load`: the spare only takes on what the last worker imported
-    from outside the project (the app's third-party packages), which a save does not change.
+    from outside the project (the app's third-party packages), which a save does not change. It is
+    forked as SPARE_NAME (spare_named) and takes `name`, a worker's, when it loads the app.
     """
     code = 0
     inherited = frozenset(sys.modules)
     try:
         _die_with_parent(parent_pid)
         _leave_signals_to_the_supervisor()
-        name = _process_name()
-        _set_process_name(SPARE_NAME)
         _import_libraries(libraries)
         message = channel.wait_for("load", lambda _: None)  # allow-host: the spec brings the current lists
         if message is not None:
@@ -218,11 +217,19 @@ def run_spare(
         os._exit(code)
 
 
-def _process_name() -> str:
+@contextlib.contextmanager
+def spare_named() -> Iterator[str]:
+    """Name this process SPARE_NAME for a moment, so a spare forked meanwhile bears that name from its
+    first instant (`ps`, and tests, never see it as a worker holding the app); yields the usual name."""
     try:
-        return Path("/proc/self/comm").read_text(encoding="utf-8").strip()
+        name = Path("/proc/self/comm").read_text(encoding="utf-8").strip()
     except OSError:
-        return ""
+        name = ""
+    _set_process_name(SPARE_NAME)
+    try:
+        yield name
+    finally:
+        _set_process_name(name)
 
 
 def _set_process_name(name: str) -> None:
