@@ -23,6 +23,7 @@ from conftest import appsdk, free_port, pid_alive, stop
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from appsdk_cli.devserver.worker import SPARE_NAME
 from appsdk_cli.project import running_dev_for_url
 from appsdk_cli.scaffold import scaffold
 
@@ -56,6 +57,20 @@ class DevServer:
             except OSError:
                 continue
         return pids
+
+    def app_pids(self) -> set[int]:
+        """The workers that hold the app: not the spare, forked ahead of the next save, which holds none of it."""
+        return {pid for pid in self.worker_pids() if process_name(pid) != SPARE_NAME}
+
+    def spare_pids(self) -> set[int]:
+        return {pid for pid in self.worker_pids() if process_name(pid) == SPARE_NAME}
+
+
+def process_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = WAIT, message: str = "condition") -> Any:

@@ -62,7 +62,7 @@ def test_retired_workers_do_not_pile_up(project: Path):
     def sample() -> None:
         nonlocal most
         while sampling:
-            alive = [pid for pid in dev.worker_pids() if pid_alive(pid)]
+            alive = [pid for pid in dev.app_pids() if pid_alive(pid)]
             most = max(most, len(alive))
             time.sleep(0.01)
 

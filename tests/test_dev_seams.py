@@ -126,7 +126,7 @@ def test_a_hung_first_import_stops_on_ctrl_c_without_orphans(project: Path):
 def test_a_killed_worker_is_started_again_by_the_next_request(project: Path):
     dev = start_dev(project)
     try:
-        (worker,) = dev.worker_pids()
+        (worker,) = dev.app_pids()
         os.kill(worker, signal.SIGKILL)
         wait_until(lambda: "the next request starts it again" in dev.err(), message="the exit line")
         assert "was killed by SIGKILL" in dev.err() and "save a file" not in dev.err()

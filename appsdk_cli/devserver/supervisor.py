@@ -5,6 +5,14 @@ one difference that makes reloads fast: the heavy stack (mcp, uvicorn, starlette
 imported once, here, and each worker is an `os.fork()` of this process. The supervisor never imports
 the user's code, so every fork imports it fresh.
 
+Nothing but the import stands between a save and the new code answering: the worker reports `ready`
+as soon as the app is imported, and what dev says about the new code (tool changes, the contract
+report, the start-up panel's suggestions) comes from a describer the worker forks (worker.py), read
+here once the new worker already serves; the reload line, and the workbench's push, wait for it.
+Once a reload is reported, a spare worker is forked ahead of the next save and imports the app's
+libraries (worker.run_spare): the next save is handed to it, so the fork and the third-party imports
+are off the path too.
+
 Swap order: fork-new-then-retire-old. The new worker imports the app while the old one keeps serving;
 once it is ready the old worker stops accepting (and says so), and only then does the new one start
 accepting. Connections that arrive in between wait in the shared socket's backlog, so none is
@@ -18,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import selectors
 import signal
@@ -80,6 +89,8 @@ IMPORT_SLOW_SECONDS = 5.0
 # the window look like a crash loop, which waits for a save instead.
 RESTARTS_PER_WINDOW = 5
 RESTART_WINDOW_SECONDS = 60.0
+# A reload slower than this says where its time went, in one more line (Reloaded.slow).
+SLOW_RELOAD_SECONDS = 0.5
 _LISTENER = "listener"  # the selector's tag for the listening socket, watched while no worker serves
 
 BoundHook = Callable[["Supervisor"], None]
@@ -102,12 +113,21 @@ class DevConfig:
 
 
 @dataclass
+class _Description:
+    """The read end of a worker's describer pipe (worker.py): one `described` line, then end of file."""
+
+    fd: int
+    data: bytes = b""
+
+
+@dataclass
 class _Worker:
     pid: int
     channel: worker_module.Channel
     changed_files: tuple[str, ...]
     seen_at: float  # when the change that started it was seen
-    state: str = "starting"  # starting -> ready -> serving -> retiring; or dead
+    description: _Description | None = None  # None once read to its end (or the worker died)
+    state: str = "starting"  # (spare ->) starting -> ready -> serving -> retiring; or dead
     ok: bool = False
     tools: dict[str, str] | None = None
     contract: dict[str, Any] | None = None
@@ -117,6 +137,15 @@ class _Worker:
     forked_at: float = field(default_factory=time.monotonic)
     slow_said: bool = False  # WaitingForImport was reported for it
     restart: bool = False  # started for a request after the serving worker died, not for a save
+    timings: dict[str, Any] = field(default_factory=dict)  # the worker's ImportTimings, from `ready`
+    ready_at: float | None = None
+    serving_at: float | None = None
+    announced: bool = False  # its Reloaded (or AppRestarted) was reported, or the Started panel covers it
+    libraries: tuple[str, ...] = ()  # a spare's: what it imported ahead of the app
+
+    @property
+    def described(self) -> bool:
+        return self.description is None
 
 
 @dataclass
@@ -159,6 +188,8 @@ class Supervisor:
         self._own_files = _installed_stamp()  # appsdk's own package as this process loaded it
         self._own_files_checked = time.monotonic()
         self._last_tools: dict[str, str] | None = None
+        self._libraries: tuple[str, ...] = ()  # what the last good import loaded from outside the project
+        self._spare: _Worker | None = None
         self._contract_reporter = ContractReporter(self.project)
         self._pending = _Pending()
         self._wake_r, self._wake_w = os.pipe()
@@ -303,7 +334,7 @@ class Supervisor:
         # A save while a slow first import hangs starts it over (_step): wait for whichever is newest.
         while not self._stop_requested():
             first = self._next or first
-            if first is None or first.state not in ("starting", "ready"):
+            if first is None or (first.state not in ("starting", "ready") and first.described):
                 break
             self._step(timeout=0.5)
         if self._stop_requested() or first is None:
@@ -387,6 +418,8 @@ class Supervisor:
                         pass
             elif key.data == _LISTENER:
                 request_waiting = True
+            elif isinstance(key.data, tuple):
+                self._read_description(key.data[1])
             else:
                 self._read_worker(key.data)
         self._reap()
@@ -549,12 +582,46 @@ class Supervisor:
                 reply = json_error(f"the development authorization server failed: {type(problem).__name__}")
         self._send(worker, {"type": "auth-http-reply", "id": message.get("id"), **reply})
 
+    def _read_description(self, worker: _Worker) -> None:
+        description = worker.description
+        if description is None:
+            return
+        try:
+            while chunk := os.read(description.fd, 65536):
+                description.data += chunk
+        except BlockingIOError:
+            return  # more to come
+        except OSError:
+            pass
+        self._close_description(worker)
+        line = description.data.strip()
+        try:
+            message = json.loads(line) if line else {}
+        except ValueError:
+            message = {}
+        if message.get("type") == "described":
+            worker.tools = message.get("tools")
+            worker.contract = message.get("contract")
+            worker.suggested = message.get("suggested")
+        if worker.state == "serving" and worker is self._live:
+            self._announce(worker)
+
+    def _close_description(self, worker: _Worker) -> None:
+        if worker.description is None:
+            return
+        fd, worker.description = worker.description.fd, None
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
     def _on_ready(self, worker: _Worker, message: dict[str, Any]) -> None:
         worker.state = "ready"
+        worker.ready_at = time.monotonic()
         worker.ok = bool(message.get("ok"))
-        worker.tools = message.get("tools")
-        worker.contract = message.get("contract")
-        worker.suggested = message.get("suggested")
+        worker.timings = message.get("timings") or {}
+        if worker.ok:
+            self._libraries = tuple(message.get("libraries") or ())
         if message.get("missing") and not self._started:
             # Nothing to watch for: the command line (or pyproject) names something that isn't there.
             raise AppsdkError(str(message.get("summary")))
@@ -580,9 +647,27 @@ class Supervisor:
 
     def _on_serving(self, worker: _Worker) -> None:
         worker.state = "serving"
+        worker.serving_at = time.monotonic()
         if worker is not self._next:
             return
-        self._live, self._next = worker, None
+        replaced, self._live, self._next = self._live, worker, None
+        if replaced is not None:
+            self._announce(replaced)  # replaced before its describer finished: said without that news
+        if worker.restart:
+            # No save to report on: said as soon as it serves (its description only updates the tool list).
+            self._emit(AppRestarted(seconds=worker.serving_at - worker.seen_at, app_ok=worker.ok))
+        if worker.described:
+            self._announce(worker)
+        if self._reload_queued is not None:
+            queued, self._reload_queued = self._reload_queued, None
+            self._reload(queued, time.monotonic())
+
+    def _announce(self, worker: _Worker) -> None:
+        """Say that this worker serves the new code, once: with its tool changes and contract news when its
+        describer has reported them (it normally has, unless a newer save replaced the worker first)."""
+        if worker.announced or worker.serving_at is None:
+            return
+        worker.announced = True
         tool_changes: ToolChanges | None = None
         if worker.ok and worker.tools is not None:
             if self._last_tools is not None and worker.tools != self._last_tools:
@@ -591,24 +676,26 @@ class Supervisor:
         contract_report: ContractReport | None = None
         if worker.ok and worker.contract is not None:
             contract_report = self._contract_reporter.after_load(worker.contract)
-        if worker.restart:
-            self._emit(AppRestarted(seconds=time.monotonic() - worker.seen_at, app_ok=worker.ok))
-        elif self._started:
+        seconds = worker.serving_at - worker.seen_at
+        if self._started and not worker.restart:
             self._emit(
                 Reloaded(
                     changed_files=worker.changed_files,
-                    seconds=time.monotonic() - worker.seen_at,
+                    seconds=seconds,
                     app_ok=worker.ok,
                     tools=tool_changes,
                     contract=contract_report,
+                    slow=_slow_parts(worker) if seconds >= SLOW_RELOAD_SECONDS else (),
                 )
             )
-        if self._reload_queued is not None:
-            queued, self._reload_queued = self._reload_queued, None
-            self._reload(queued, time.monotonic())
+        if worker is self._live:
+            self._fork_spare()
 
     def _on_exit(self, worker: _Worker) -> None:
         was, worker.state = worker.state, "dead"
+        self._close_description(worker)
+        if was == "serving" and not self._stop_requested():
+            self._announce(worker)
         if worker.channel.read_fd >= 0:
             with contextlib.suppress(KeyError, ValueError):
                 self._selector.unregister(worker.channel.read_fd)
@@ -617,7 +704,9 @@ class Supervisor:
         with contextlib.suppress(OSError):
             os.close(worker.channel.write_fd)
         del self._workers[worker.pid]
-        if self._stop_requested():
+        if worker is self._spare:
+            self._spare = None
+        if self._stop_requested() or was == "spare":
             return
         # A worker that died while retiring counts as having stopped accepting.
         self._on_stopped_accepting(worker.pid)
@@ -640,27 +729,67 @@ class Supervisor:
     def _fork(
         self, target: AppTarget | None, fallback: str | None, changed: tuple[str, ...], seen_at: float
     ) -> _Worker:
-        assert self._sock is not None
         self._watch_listener(False)  # the new worker answers whatever waits
         spec = self._spec(target, fallback)
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            if fallback is None and spare.state == "spare" and not self._shadowed(spare.libraries):
+                spare.changed_files, spare.seen_at, spare.state = changed, seen_at, "starting"
+                spare.forked_at = time.monotonic()  # for the import's clock: it starts now
+                self._send(spare, {"type": "load", "spec": worker_module.spec_message(spec)})
+                self._next = spare
+                return spare
+            self._kill(spare)  # reaped by _reap, silently
+        worker = self._fork_process(lambda channel, described: worker_module.run(spec, self._sock, channel, described))
+        worker.changed_files, worker.seen_at = changed, seen_at
+        self._next = worker
+        return worker
+
+    def _fork_spare(self) -> None:
+        """A worker for the next save, forked now: it imports the app's libraries while nothing waits."""
+        if self._spare is not None or self._next is not None or not self.config.reload or self._stop_requested():
+            return
+        libraries, parent = self._libraries, os.getpid()
+        with worker_module.spare_named() as name:
+            spare = self._fork_process(
+                lambda channel, described: worker_module.run_spare(
+                    parent, libraries, self._sock, channel, described, name
+                )
+            )
+        spare.state, spare.libraries = "spare", libraries
+        self._spare = spare
+
+    def _shadowed(self, libraries: tuple[str, ...]) -> bool:
+        """Whether the project now has a file by the name of a library the spare imported (the app's
+        import would find that file first)."""
+        tops = {name.partition(".")[0] for name in libraries}
+        return any((self.project / f"{top}.py").exists() or (self.project / top).is_dir() for top in tops)
+
+    def _fork_process(self, body: Callable[[worker_module.Channel, int], Any]) -> _Worker:
+        assert self._sock is not None
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
+        described_r, described_w = os.pipe()
         # Unflushed output would be written twice: once by us, once by the fork.
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            for fd in (to_worker_w, from_worker_r, *self._parent_fds()):
+            for fd in (to_worker_w, from_worker_r, described_r, *self._parent_fds()):
                 with contextlib.suppress(OSError):
                     os.close(fd)
-            worker_module.run(spec, self._sock, worker_module.Channel(to_worker_r, from_worker_w))
+            body(worker_module.Channel(to_worker_r, from_worker_w), described_w)
+            os._exit(1)  # the bodies never return
         os.close(to_worker_r)
         os.close(from_worker_w)
+        os.close(described_w)
         os.set_blocking(from_worker_r, False)
-        worker = _Worker(pid, worker_module.Channel(from_worker_r, to_worker_w), changed, seen_at)
+        os.set_blocking(described_r, False)
+        worker = _Worker(pid, worker_module.Channel(from_worker_r, to_worker_w), (), time.monotonic())
+        worker.description = _Description(described_r)
         self._workers[pid] = worker
         self._selector.register(from_worker_r, selectors.EVENT_READ, worker)
-        self._next = worker
+        self._selector.register(described_r, selectors.EVENT_READ, ("described", worker))
         return worker
 
     def _spec(self, target: AppTarget | None, fallback: str | None) -> worker_module.WorkerSpec:
@@ -693,6 +822,8 @@ class Supervisor:
         ]
         for other in self._workers.values():
             fds += [other.channel.read_fd, other.channel.write_fd]
+            if other.description is not None:
+                fds.append(other.description.fd)
         return [fd for fd in fds if fd >= 0]
 
     def _send(self, worker: _Worker, message: dict[str, Any]) -> None:
@@ -766,6 +897,7 @@ class Supervisor:
             self._emit(Stopped())
 
     def _forget(self, worker: _Worker) -> None:
+        self._close_description(worker)
         for fd in (worker.channel.read_fd, worker.channel.write_fd):
             if fd >= 0:
                 with contextlib.suppress(OSError):
@@ -808,6 +940,28 @@ class Supervisor:
 
     def _emit(self, event: DevEvent) -> None:
         self._observer(event)
+
+
+def _slow_parts(worker: _Worker) -> tuple[tuple[str, float], ...]:
+    """Where a slow reload's time went, in the order it was spent: the parts a user can act on."""
+    timings = worker.timings
+    parts: list[tuple[str, float]] = []
+    waited = worker.forked_at - worker.seen_at
+    if waited >= 0.01:
+        parts.append(("waiting for the worker before the last to finish", waited))
+    imported = float(timings.get("import", 0.0))
+    modules = int(timings.get("modules", 0))
+    parts.append((f"importing the app's {modules} modules" if modules > 1 else "importing the app", imported))
+    tools, registering = int(timings.get("tools", 0)), float(timings.get("register", 0.0))
+    if registering >= 0.05:
+        parts.append((f"of which registering {tools} tool{'s' if tools != 1 else ''} in mcp", registering))
+    if worker.ready_at is not None:
+        rest = worker.ready_at - worker.forked_at - imported
+        if rest >= 0.01:
+            parts.append(("starting the worker and building the app", rest))
+        if worker.serving_at is not None and worker.serving_at - worker.ready_at >= 0.01:
+            parts.append(("swapping with the old worker and starting to serve", worker.serving_at - worker.ready_at))
+    return tuple(parts)
 
 
 def _ended(exit_code: int | None) -> str:

@@ -6,13 +6,24 @@ because the supervisor never imports them.
 
 The conversation with the supervisor is one JSON object per line over two pipes:
 
-    worker -> supervisor   ready {ok, tools | summary, traceback, missing}   serving   stopped
+    worker -> supervisor   ready {ok, timings | summary, traceback, missing}   serving   stopped
                            auth-http {id, method, path, query, headers, body}
                            tool-crash {crash: {tool, type, message, file, line, function, frames}}
+    describer -> supervisor   described {tools, contract, suggested}   (its own pipe, then it exits)
     supervisor -> worker   go   retire   allow-host {host, origins}   auth-http-reply {id, status, headers, body}
+    supervisor -> spare    load {spec}   (then as a worker)
 
 `ready` is sent once the app is imported (or failed to import); the worker then waits for `go` before
 it accepts connections, so the supervisor decides when the previous worker stops accepting.
+
+Nothing but the import stands between a save and the new worker accepting: what dev says about the
+new code (each tool's fingerprint, the release contract, the tools the start-up panel suggests) is
+read by the describer, a fork of the worker made right after the import, on the other core, while the
+worker swaps in and serves. It writes one `described` line on a pipe of its own, or closes it unsaid.
+
+A spare (run_spare) is a worker forked ahead of the next save: it has already imported the libraries
+the last worker's import loaded from outside the project, and waits for `load` to import the app, so
+a save pays for the app's own modules only.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import dataclasses
 import hashlib
 import json
 import logging
@@ -27,6 +39,8 @@ import os
 import signal
 import socket
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -49,6 +63,9 @@ from appsdk_cli.snapshot.loader import (
 )
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_NAME = 15
+# A spare's process name (/proc/PID/comm) until it becomes a worker: it holds no app, and `ps` says so.
+SPARE_NAME = "appsdk-spare"
 
 
 @dataclass(frozen=True)
@@ -79,10 +96,29 @@ class WorkerSpec:
 @dataclass
 class LoadedApp:
     asgi: ASGIApp
-    tools: dict[str, str] | None  # tool name -> fingerprint of its full descriptor
-    contract: dict[str, Any] | None = None  # what `appsdk snapshot` would record (None: could not be read)
-    # The tools the start-up panel's "Next" lines name: {"call": name or None, "preview": name or None}.
-    suggested: dict[str, str | None] | None = None
+    server: MCPServer  # imported, to be described after the swap (describe())
+    timings: ImportTimings
+    libraries: tuple[str, ...] = ()  # modules the import loaded from outside the project, in order
+
+
+@dataclass
+class ImportTimings:
+    """Where a worker's import went, for the line dev prints after a slow reload."""
+
+    import_seconds: float = 0.0  # the app's own import, tool registration included
+    modules: int = 0  # the app's modules that import loaded (files under the project)
+    register_seconds: float = 0.0  # inside mcp's tool decorator (add_tool), part of import_seconds
+    tools: int = 0  # tools registered during the import
+    build_seconds: float = 0.0  # crash capture and the ASGI app, after the import
+
+    def as_message(self) -> dict[str, float | int]:
+        return {
+            "import": round(self.import_seconds, 4),
+            "modules": self.modules,
+            "register": round(self.register_seconds, 4),
+            "tools": self.tools,
+            "build": round(self.build_seconds, 4),
+        }
 
 
 class Channel:
@@ -112,8 +148,8 @@ class Channel:
         *lines, self._buffer = self._buffer.split(b"\n")
         return [json.loads(line) for line in lines if line.strip()], closed
 
-    def wait_for(self, kind: str, on_other: Callable[[dict[str, Any]], None]) -> bool:
-        """Block until a message of this kind arrives (True) or the other end closes (False)."""
+    def wait_for(self, kind: str, on_other: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+        """Block until a message of this kind arrives (it), or the other end closes (None)."""
         os.set_blocking(self.read_fd, True)
         try:
             while True:
@@ -123,20 +159,24 @@ class Channel:
                         # Anything after it is read by the event loop later; keep it buffered.
                         rest = b"".join((json.dumps(m) + "\n").encode() for m in messages[index + 1 :])
                         self._buffer = rest + self._buffer
-                        return True
+                        return message
                     on_other(message)
                 if closed:
-                    return False
+                    return None
         finally:
             os.set_blocking(self.read_fd, False)
 
 
-def run(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> NoReturn:
-    """The body of a forked worker. Never returns: the fork must not unwind into the supervisor's stack."""
+def run(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: int) -> NoReturn:
+    """The body of a forked worker. Never returns: the fork must not unwind into the supervisor's stack.
+
+    `describe_fd` is the write end of the describer's pipe to the supervisor (see the module's doc).
+    """
     code = 0
+    inherited = frozenset(sys.modules)
     try:
         _become_worker(spec)
-        code = _main(spec, sock, channel)
+        code = _main(spec, sock, channel, describe_fd, inherited)
     except BaseException:
         # The worker's own stderr, as the app's prints are: this fork is about to exit, and the pipe to
         # the supervisor may be what failed, so the terminal is the one place left to say why.
@@ -149,8 +189,89 @@ def run(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> NoReturn:
         os._exit(code)
 
 
-def _become_worker(spec: WorkerSpec) -> None:
-    _die_with_parent(spec.parent_pid)
+def run_spare(
+    parent_pid: int, libraries: tuple[str, ...], sock: socket.socket, channel: Channel, describe_fd: int, name: str
+) -> NoReturn:
+    """The body of a spare worker: import `libraries` now, then wait for `load {spec}` and be that worker.
+
+    Nothing of the app is imported before `load`: the spare only takes on what the last worker imported
+    from outside the project (the app's third-party packages), which a save does not change. It is
+    forked as SPARE_NAME (spare_named) and takes `name`, a worker's, when it loads the app.
+    """
+    code = 0
+    inherited = frozenset(sys.modules)
+    try:
+        _die_with_parent(parent_pid)
+        _leave_signals_to_the_supervisor()
+        _import_libraries(libraries)
+        message = channel.wait_for("load", lambda _: None)  # allow-host: the spec brings the current lists
+        if message is not None:
+            _set_process_name(name)
+            spec = spec_from_message(message["spec"])
+            _become_worker(spec)
+            code = _main(spec, sock, channel, describe_fd, inherited)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+@contextlib.contextmanager
+def spare_named() -> Iterator[str]:
+    """Name this process SPARE_NAME for a moment, so a spare forked meanwhile bears that name from its
+    first instant (`ps`, and tests, never see it as a worker holding the app); yields the usual name."""
+    try:
+        name = Path("/proc/self/comm").read_text(encoding="utf-8").strip()
+    except OSError:
+        name = ""
+    _set_process_name(SPARE_NAME)
+    try:
+        yield name
+    finally:
+        _set_process_name(name)
+
+
+def _set_process_name(name: str) -> None:
+    if name and sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
+
+
+def _import_libraries(names: tuple[str, ...]) -> None:
+    import importlib
+
+    for name in names:
+        if name in sys.modules:
+            continue
+        # Best effort: a module that only imports in the app's context is imported with the app instead.
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
+def spec_message(spec: WorkerSpec) -> dict[str, Any]:
+    """The spec as JSON, for a spare's `load`."""
+    fields = dataclasses.asdict(spec)
+    return fields | {"project": str(spec.project), "transport": spec.transport.value}
+
+
+def spec_from_message(fields: dict[str, Any]) -> WorkerSpec:
+    return WorkerSpec(
+        **fields
+        | {
+            "project": Path(fields["project"]),
+            "transport": Transport(fields["transport"]),
+            "allowed_hosts": tuple(fields["allowed_hosts"]),
+            "allowed_origins": tuple(fields["allowed_origins"]),
+            "environment": tuple((str(key), str(value)) for key, value in fields["environment"]),
+        }
+    )
+
+
+def _leave_signals_to_the_supervisor() -> None:
     # Ctrl-C reaches the whole process group; the supervisor decides how the workers stop (SIGTERM).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # likewise a closing terminal
@@ -158,9 +279,15 @@ def _become_worker(spec: WorkerSpec) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)
+
+
+def _become_worker(spec: WorkerSpec) -> None:
+    _die_with_parent(spec.parent_pid)
+    _leave_signals_to_the_supervisor()
     os.environ.update(dict(spec.environment))
-    # Python's .pyc check is mtime-in-seconds plus size: two same-size saves within a second would
-    # load the stale bytecode we wrote ourselves. Compiling the project's few files is cheap.
+    # Python's usual .pyc check is mtime-in-seconds plus size: two same-size saves within a second would
+    # load stale bytecode written by the import itself. The describer writes hash-checked ones instead
+    # (cache_bytecode), which the next worker's import verifies against the source it reads.
     sys.dont_write_bytecode = True
 
 
@@ -194,18 +321,21 @@ def preload() -> None:
     import appsdk_cli.snapshot.inmemory  # noqa: F401
 
 
-def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
+def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: int, inherited: frozenset[str]) -> int:
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=list(spec.allowed_hosts),
         allowed_origins=list(spec.allowed_origins),
     )
+    loaded: LoadedApp | None = None
     if spec.fallback_message is not None:
         app = fallback_app(spec.fallback_message, security)
         channel.send({"type": "ready", "ok": False, "fallback": True})
     else:
         try:
-            loaded = load_app(spec, security, lambda crash: channel.send({"type": "tool-crash", "crash": crash}))
+            loaded = load_app(
+                spec, security, lambda crash: channel.send({"type": "tool-crash", "crash": crash}), inherited
+            )
         except TargetMissing as problem:
             message = str(problem)
             app = fallback_app(message, security)
@@ -222,11 +352,15 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
                 {
                     "type": "ready",
                     "ok": True,
-                    "tools": loaded.tools,
-                    "contract": loaded.contract,
-                    "suggested": loaded.suggested,
+                    "timings": loaded.timings.as_message(),
+                    "libraries": list(loaded.libraries),
                 }
             )
+    # While the supervisor retires the old worker: the describer forks off (its pipe, closed here either way).
+    if loaded is not None:
+        _start_describer(loaded.server, describe_fd, (sock.fileno(), channel.read_fd, channel.write_fd), spec.project)
+    else:
+        os.close(describe_fd)
 
     forwarder = AuthForwarder(channel) if spec.auth_server else None
     if forwarder is not None:
@@ -235,19 +369,34 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel) -> int:
     def apply(message: dict[str, Any]) -> None:
         _apply_message(message, security)
 
-    if not channel.wait_for("go", apply):
+    if channel.wait_for("go", apply) is None:
         return 0
     _quiet_logging()
     handoff = ConnectionHandoff(spec.handoff)
     return asyncio.run(_serve(app, sock, channel, security, spec.drain_seconds, forwarder, handoff))
 
 
-def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]], None] | None = None) -> LoadedApp:
+def load_app(
+    spec: WorkerSpec,
+    security: Any,
+    on_crash: Callable[[dict[str, Any]], None] | None = None,
+    inherited: frozenset[str] = frozenset(),
+) -> LoadedApp:
     """Import the target and build its ASGI app; TargetMissing when the target itself is not there.
 
     `on_crash` gets each tool crash (snapshot/crashes.py), which the supervisor shows in a few lines.
+    Nothing else happens here: what dev reports about the app is read by describe(), after the swap.
+    `inherited` names the modules the supervisor had loaded: the others are the app's and its libraries'.
     """
-    server = import_server(spec.project, spec.module, spec.attribute, spec.target)
+    timings = ImportTimings()
+    before = set(sys.modules)
+    started = time.perf_counter()
+    with _timing_tool_registration(timings):
+        server = import_server(spec.project, spec.module, spec.attribute, spec.target)
+    imported = time.perf_counter()
+    timings.import_seconds = imported - started
+    timings.modules = sum(1 for name in set(sys.modules) - before if _in_project(name, spec.project))
+    libraries = tuple(name for name in sys.modules if name not in inherited and not _in_project(name, spec.project))
     if not isinstance(server, MCPServer):
         # Serving needs what only MCPServer has (sse_app, the tool list, the crash report).
         raise TargetMissing(
@@ -264,13 +413,138 @@ def load_app(spec: WorkerSpec, security: Any, on_crash: Callable[[dict[str, Any]
         asgi = server.streamable_http_app(
             stateless_http=True, json_response=True, transport_security=security, host=spec.bind_host
         )
+    timings.build_seconds = time.perf_counter() - imported
+    return LoadedApp(asgi=asgi, server=server, timings=timings, libraries=libraries)
+
+
+@contextlib.contextmanager
+def _timing_tool_registration(timings: ImportTimings) -> Iterator[None]:
+    """Count the tools the import registers, and the time spent inside mcp registering them (a pydantic
+    model and a schema per tool): a slow reload can then say how much of the import was that."""
+    try:
+        from mcp.server.mcpserver.tools.tool_manager import ToolManager
+
+        original = ToolManager.__dict__["add_tool"]
+    except (ImportError, KeyError):  # another mcp: no figure, the import is still timed as a whole
+        yield
+        return
+
+    def add_tool(self: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            timings.register_seconds += time.perf_counter() - started
+            timings.tools += 1
+
+    ToolManager.add_tool = add_tool  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        ToolManager.add_tool = original  # type: ignore[method-assign]
+
+
+def _in_project(name: str, project: Path) -> bool:
+    """Whether this loaded module is one of the app's own files (under the project, not in its venv); a
+    namespace package (a folder without __init__.py) by where it was found."""
+    module = sys.modules.get(name)
+    path = getattr(module, "__file__", None)
+    if path is None:
+        path = next(iter(getattr(module, "__path__", None) or ()), "")
+    return _is_project_file(str(path), project)
+
+
+def _is_project_file(path: str, project: Path) -> bool:
+    if not path.startswith(str(project) + os.sep):
+        return False
+    return not any(f"{os.sep}{part}{os.sep}" in path for part in ("site-packages", ".venv", "venv"))
+
+
+def describe(server: MCPServer) -> dict[str, Any]:
+    """What dev reports about the imported app: each tool's fingerprint, the release contract (None when
+    it could not be read) and the tools the start-up panel suggests."""
     descriptors = asyncio.run(_tool_descriptors(server))
-    return LoadedApp(
-        asgi=asgi,
-        tools=_tool_fingerprints(descriptors),
-        contract=_contract(server),
-        suggested=suggested_tools(descriptors),
-    )
+    return {
+        "tools": _tool_fingerprints(descriptors),
+        "contract": _contract(server),
+        "suggested": suggested_tools(descriptors),
+    }
+
+
+def _start_describer(server: MCPServer, describe_fd: int, inherited: tuple[int, ...], project: Path) -> None:
+    """Fork a child that describes the app to the supervisor on `describe_fd`, then exits; close it here.
+
+    A fork, not a thread: the contract reads every tool's schemas (seconds with a thousand tools), which
+    would otherwise take the worker's CPU, and the GIL, from the first requests to the new code. It is
+    forked before the worker's lifespan runs, so it sees the app exactly as the import left it.
+    """
+    worker_pid = os.getpid()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _die_with_parent(worker_pid)
+            for fd in inherited:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            message = {"type": "described", **describe(server)}
+            data = (json.dumps(message) + "\n").encode()
+            while data:
+                data = data[os.write(describe_fd, data) :]
+            os.close(describe_fd)
+            cache_bytecode(project)
+        except BaseException:
+            traceback.print_exc()  # the reload line then goes without its tool and contract news
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(0)
+    os.close(describe_fd)
+    # Reap it when it is done (a thread blocked in waitpid holds no GIL): no zombie per reload.
+    threading.Thread(target=_reap_quietly, args=(pid,), name="appsdk-describer-reaper", daemon=True).start()
+
+
+def cache_bytecode(project: Path) -> None:
+    """Write a hash-checked .pyc for each of the app's modules whose bytecode is missing or stale.
+
+    The next worker then compiles only the files that changed (a quarter of the import of an app of
+    small modules): the import checks such a .pyc against a hash of the source it reads, never against
+    the file's mtime, so a save within the same second cannot load stale code. Best effort.
+    """
+    import importlib.util
+    import py_compile
+
+    for module in list(sys.modules.values()):
+        source = getattr(module, "__file__", None) or ""
+        cached = getattr(module, "__cached__", None)
+        if not (cached and source.endswith(".py") and _is_project_file(source, project)):
+            continue
+        with contextlib.suppress(OSError, SyntaxError, ValueError, py_compile.PyCompileError):
+            if _checked_pyc_matches(cached, importlib.util.source_hash(Path(source).read_bytes())):
+                continue
+            py_compile.compile(
+                source, cfile=cached, doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH
+            )
+
+
+def _checked_pyc_matches(cached: str, source_hash: bytes) -> bool:
+    """Whether `cached` is a hash-checked .pyc of exactly this source (its 16-byte header says so)."""
+    import importlib.util
+
+    try:
+        with open(cached, "rb") as file:
+            header = file.read(16)
+    except OSError:
+        return False
+    flags = int.from_bytes(header[4:8], "little")
+    return header[:4] == importlib.util.MAGIC_NUMBER and flags == 0b11 and header[8:16] == source_hash
+
+
+def _reap_quietly(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def _contract(server: Any) -> dict[str, Any] | None:

@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.status import Status
 
-    from appsdk_cli.devserver.events import ContractReport, DevEvent
+    from appsdk_cli.devserver.events import ContractReport, DevEvent, Reloaded
 
 
 from appsdk_cli import chatgpt
@@ -49,27 +49,12 @@ def dev_event(event: DevEvent) -> None:
         if not event.app_ok:
             return  # AppBroken already said why
         files = ", ".join(event.changed_files[:3]) + (" …" if len(event.changed_files) > 3 else "")
-        stdout().print(f"[green]reloaded[/] in {event.seconds:.2f} s [dim]({escape(files)})[/]", soft_wrap=True)
         console = stdout()
-        if event.contract is not None:
-            _contract_report(event.contract, console)
-        if event.tools is not None and event.contract:
-            say(console, f"for ChatGPT to see the tool changes, {chatgpt.rich(chatgpt.REFRESH)}")
-        elif event.tools is not None:
-            parts = [
-                f"{label} {', '.join(names)}"
-                for label, names in (
-                    ("added", event.tools.added),
-                    ("removed", event.tools.removed),
-                    ("changed", event.tools.changed),
-                )
-                if names
-            ]
-            say(
-                console,
-                f"[yellow]the tool list changed[/] ({escape('; '.join(parts))}): for ChatGPT to see it, "
-                f"{chatgpt.rich(chatgpt.REFRESH)}",
-            )
+        # One write for the whole report: a reader of dev's output (an agent tailing it, a test) never
+        # sees the reload line without the lines that explain it.
+        with console:
+            console.print(f"[green]reloaded[/] in {event.seconds:.2f} s [dim]({escape(files)})[/]", soft_wrap=True)
+            _reload_report(event, console)
     elif isinstance(event, events.AppBroken):
         console = stderr()
         if event.traceback:
@@ -111,6 +96,34 @@ def dev_event(event: DevEvent) -> None:
         stdout().print("[dim]appsdk dev stopped[/]")
     else:
         _around_the_server(event)
+
+
+def _reload_report(event: Reloaded, console: Console) -> None:
+    """What a good reload changed: where a slow one's time went, the contract, the tool list."""
+    from appsdk_cli.render.console import escape
+
+    if event.slow:
+        spent = ", ".join(f"{what} {seconds:.2f} s" for what, seconds in event.slow)
+        console.print(f"[yellow]slow reload[/] ({event.seconds:.2f} s): {escape(spent)}", soft_wrap=True)
+    if event.contract is not None:
+        _contract_report(event.contract, console)
+    if event.tools is not None and event.contract:
+        say(console, f"for ChatGPT to see the tool changes, {chatgpt.rich(chatgpt.REFRESH)}")
+    elif event.tools is not None:
+        parts = [
+            f"{label} {', '.join(names)}"
+            for label, names in (
+                ("added", event.tools.added),
+                ("removed", event.tools.removed),
+                ("changed", event.tools.changed),
+            )
+            if names
+        ]
+        say(
+            console,
+            f"[yellow]the tool list changed[/] ({escape('; '.join(parts))}): for ChatGPT to see it, "
+            f"{chatgpt.rich(chatgpt.REFRESH)}",
+        )
 
 
 def _contract_report(report: ContractReport, console: Console) -> None:
