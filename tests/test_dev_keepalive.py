@@ -51,7 +51,7 @@ def test_one_connection_carries_every_request_and_reaches_the_new_code_after_a_s
             assert {first_title(result) for result, _ in answers} == {"Frankenstein"}
             ports = {port for _, port in answers}
             assert len(ports) == 1, f"a new connection per request: local ports {sorted(ports)}"
-            first_worker = dev.worker_pids()
+            first_worker = dev.app_pids()
 
             edit(project / "server.py", '"Frankenstein"', '"Dracula"')
             wait_until(lambda: reloads(dev) == 1, message="the reload line")

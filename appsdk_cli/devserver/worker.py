@@ -267,6 +267,7 @@ def spec_from_message(fields: dict[str, Any]) -> WorkerSpec:
             "allowed_hosts": tuple(fields["allowed_hosts"]),
             "allowed_origins": tuple(fields["allowed_origins"]),
             "environment": tuple((str(key), str(value)) for key, value in fields["environment"]),
+            "handoff": HandoffPair(**fields["handoff"]) if fields.get("handoff") else None,
         }
     )
 
