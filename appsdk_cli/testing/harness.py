@@ -57,6 +57,7 @@ class _KeptPage:
     key: tuple[str, str]
     context: Any
     page: Any
+    devtools: Any = None  # its DevTools session, opened on the first reset
 
 
 class BrowserMissing(AppsdkError):
@@ -267,12 +268,10 @@ class Harness:
             if len(kept.context.pages) != 1:
                 return False
             kept.page.goto("about:blank")
-            session = kept.context.new_cdp_session(kept.page)
-            try:
-                for origin in self._host_origins():
-                    session.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
-            finally:
-                session.detach()
+            if kept.devtools is None:
+                kept.devtools = kept.context.new_cdp_session(kept.page)
+            for origin in self._host_origins():
+                kept.devtools.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
             kept.context.clear_cookies()
             return True
         except Exception:  # a browser gone or a page that hangs: a new context costs only time
