@@ -22,7 +22,7 @@ import shutil
 import signal
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,10 +193,14 @@ def launch_options(chromium: str, sandbox: ChromiumSandbox) -> dict[str, object]
 
 
 def take_screenshot(
-    page_url: str, out: Path, *, chromium: str, sandbox: ChromiumSandbox, timeout: float = 30.0
+    page_url: str | Callable[[], str], out: Path, *, chromium: str, sandbox: ChromiumSandbox, timeout: float = 30.0
 ) -> Screenshot:
     """Open the host page headless, wait until the widget settles, save the widget frame alone (the format
-    by `out`'s extension), and report what went wrong inside the widget."""
+    by `out`'s extension), and report what went wrong inside the widget.
+
+    `page_url` may be a function that waits for the page to be served (the tool called, the host up) and
+    returns its URL: it is called once Chromium is up, so the two start side by side, each of them a good
+    part of a screenshot's time. What it raises is raised as it is."""
     kind = image_type(out)
     check_playwright()
     from playwright.sync_api import sync_playwright
@@ -218,7 +222,8 @@ def take_screenshot(
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(**launch_options(chromium, sandbox), timeout=milliseconds)
                 try:
-                    data, problems = _capture(browser, page_url, out, options, milliseconds)
+                    url = page_url() if callable(page_url) else page_url
+                    data, problems = _capture(browser, url, out, options, milliseconds)
                 finally:
                     browser.close()
         except Exception as problem:
@@ -232,6 +237,38 @@ def take_screenshot(
     # Only now: on any other way out, a call left pending on the driver's pipe is reported later, at exit.
     logging.getLogger("asyncio").removeFilter(quiet)
     return _screenshot(out, kind, chromium, data, problems)
+
+
+@contextlib.contextmanager
+def serving_while_the_browser_starts(
+    serve: Callable[[], Any], page_url: Callable[[Any], str]
+) -> Iterator[tuple[Callable[[], str], Callable[[], Any]]]:
+    """Run `serve` (call the tool, start a host; it returns the started server) on a thread of its own, and
+    give take_screenshot a page URL that waits for it, so Chromium starts meanwhile. Yields that URL and a
+    function giving the server; the server is closed on the way out, however it goes (one still starting
+    when this ends, as on Ctrl-C, is closed once started). What `serve` raised is raised where it is waited on.
+    """
+    from concurrent.futures import Future
+
+    pending: Future[Any] = Future()
+
+    def run() -> None:
+        try:
+            pending.set_result(serve())
+        except BaseException as problem:  # handed to the waiting thread, which raises it
+            pending.set_exception(problem)
+
+    # A daemon: an interrupted command need not wait for a slow server to answer before it exits.
+    threading.Thread(target=run, name="appsdk-serve", daemon=True).start()
+    try:
+        yield (lambda: page_url(pending.result())), pending.result
+    finally:
+        pending.add_done_callback(_close_served)
+
+
+def _close_served(done: Any) -> None:
+    if not done.cancelled() and done.exception() is None:
+        done.result().close()
 
 
 def _capture(
