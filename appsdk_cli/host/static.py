@@ -90,8 +90,8 @@ def static_file(folder: Path, name: str) -> Path | None:
 
 
 def send_static(request: Request, folder: Path, name: str, html_csp: str) -> None:
-    """Answer with the file, or a plain 404; an HTML page goes out under `html_csp`, with its scripts and
-    styles under the folder's version. A file under the current version may be cached for good."""
+    """Answer with the file, or a plain 404; an HTML page goes out under `html_csp` (the host's own with its
+    scripts and styles under the folder's version). A file under the current version may be cached for good."""
     kept = False
     versioned = _VERSIONED.match(name)
     if versioned:
@@ -101,7 +101,11 @@ def send_static(request: Request, folder: Path, name: str, html_csp: str) -> Non
     if file is None:
         raise HttpError(HTTPStatus.NOT_FOUND, "not found", plain=True)
     if file.suffix == ".html":
-        page = versioned_page(file.read_text(encoding="utf-8"), folder).encode()
+        # Only the host's own pages: another folder's (the workbench's) is served under a prefix of its own,
+        # which a /v/ URL would not reach.
+        page = file.read_bytes()
+        if folder == STATIC:
+            page = versioned_page(page.decode("utf-8"), folder).encode()
         request.send(HTTPStatus.OK, page, STATIC_TYPES[file.suffix], {"Content-Security-Policy": html_csp})
         return
     headers = {"Cache-Control": KEPT_FOR_GOOD} if kept else None
