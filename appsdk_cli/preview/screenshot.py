@@ -23,6 +23,7 @@ import signal
 import struct
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,14 +194,14 @@ def launch_options(chromium: str, sandbox: ChromiumSandbox) -> dict[str, object]
 
 
 def take_screenshot(
-    page_url: str | Callable[[], str], out: Path, *, chromium: str, sandbox: ChromiumSandbox, timeout: float = 30.0
+    page_url: str | ComingPage, out: Path, *, chromium: str, sandbox: ChromiumSandbox, timeout: float = 30.0
 ) -> Screenshot:
     """Open the host page headless, wait until the widget settles, save the widget frame alone (the format
     by `out`'s extension), and report what went wrong inside the widget.
 
-    `page_url` may be a function that waits for the page to be served (the tool called, the host up) and
-    returns its URL: it is called once Chromium is up, so the two start side by side, each of them a good
-    part of a screenshot's time. What it raises is raised as it is."""
+    `page_url` may be a page still coming (serving_while_the_browser_starts): it is waited for once
+    Chromium is up, so the two start side by side, each of them a good part of a screenshot's time. What
+    serving it raised is raised as it is; Ctrl-C while waiting for it stops at once."""
     kind = image_type(out)
     check_playwright()
     from playwright.sync_api import sync_playwright
@@ -222,7 +223,7 @@ def take_screenshot(
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(**launch_options(chromium, sandbox), timeout=milliseconds)
                 try:
-                    url = page_url() if callable(page_url) else page_url
+                    url = page_url.wait(interrupt) if isinstance(page_url, ComingPage) else page_url
                     data, problems = _capture(browser, url, out, options, milliseconds)
                 finally:
                     browser.close()
@@ -239,17 +240,41 @@ def take_screenshot(
     return _screenshot(out, kind, chromium, data, problems)
 
 
+class ComingPage:
+    """The host page's URL once a server started on another thread is up (serving_while_the_browser_starts)."""
+
+    def __init__(self, pending: Future[Any], page_url: Callable[[Any], str]) -> None:
+        self._pending = pending
+        self._page_url = page_url
+
+    def wait(self, interrupt: _Interrupt | None = None) -> str:
+        """The URL; what serving raised, as it is; _Interrupted as soon as Ctrl-C was asked for meanwhile
+        (the first Ctrl-C only stops Playwright's driver, which would not end this wait)."""
+        from concurrent.futures import TimeoutError as NotYet
+
+        while True:
+            try:
+                server = self._pending.result(timeout=0.05)
+            except NotYet:
+                if interrupt is not None and interrupt.asked:
+                    raise _Interrupted from None
+                continue
+            return self._page_url(server)
+
+
+class _Interrupted(Exception):
+    """Ctrl-C came while the page was still coming: take_screenshot reports it as the interrupt."""
+
+
 @contextlib.contextmanager
 def serving_while_the_browser_starts(
     serve: Callable[[], Any], page_url: Callable[[Any], str]
-) -> Iterator[tuple[Callable[[], str], Callable[[], Any]]]:
+) -> Iterator[tuple[ComingPage, Callable[[], Any]]]:
     """Run `serve` (call the tool, start a host; it returns the started server) on a thread of its own, and
-    give take_screenshot a page URL that waits for it, so Chromium starts meanwhile. Yields that URL and a
+    give take_screenshot the page it will serve, so Chromium starts meanwhile. Yields that page and a
     function giving the server; the server is closed on the way out, however it goes (one still starting
     when this ends, as on Ctrl-C, is closed once started). What `serve` raised is raised where it is waited on.
     """
-    from concurrent.futures import Future
-
     pending: Future[Any] = Future()
 
     def run() -> None:
@@ -261,7 +286,7 @@ def serving_while_the_browser_starts(
     # A daemon: an interrupted command need not wait for a slow server to answer before it exits.
     threading.Thread(target=run, name="appsdk-serve", daemon=True).start()
     try:
-        yield (lambda: page_url(pending.result())), pending.result
+        yield ComingPage(pending, page_url), pending.result
     finally:
         pending.add_done_callback(_close_served)
 
