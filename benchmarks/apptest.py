@@ -5,7 +5,7 @@
 In a freshly scaffolded book-club app:
   warm:  one pytest session runs the same rendered-widget test rounds+1 times (render list-books in the
          chatgpt profile, read the three titles); the first pays for the app, the host and Chromium, and
-         the rest are each one fresh browser context, one tool call, one settled widget. The median of
+         the rest are each one reset kept page, one tool call, one settled widget. The median of
          the warm ones (pytest's own per-test time, from its JUnit report) against the goal, 300 ms.
   floor: the browser's own floor for the same work, measured before and after the warm run: a bare
          Playwright script in the same Chromium with the same flags loads the widget's HTML with the tool's
