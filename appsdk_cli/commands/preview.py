@@ -187,9 +187,11 @@ def preview(
         return
     if screenshot is not None and chromium is not None:
         from appsdk_cli.preview.screenshot import (
+            discard_if_written,
             serving_while_the_browser_starts,
             take_screenshot,
             this_process_sandbox,
+            written_at,
         )
         from appsdk_cli.render.preview import browser_unsandboxed
 
@@ -206,6 +208,7 @@ def preview(
                 warning(message)
             return server.page_url(screenshot=True)
 
+        earlier = written_at(screenshot.expanduser())
         try:
             # The tool is called and the host started while Chromium starts: each is a good part of the time.
             with stopping_on_sigterm(), serving_while_the_browser_starts(serve, page_url) as (page, served):
@@ -214,6 +217,8 @@ def preview(
         except KeyboardInterrupt:
             from appsdk_cli.render.preview import screenshot_interrupted
 
+            # Ctrl-C after the image was saved, as the host closed: the run was stopped, and leaves no image.
+            discard_if_written(screenshot.expanduser(), earlier)
             screenshot_interrupted()
             raise  # main() exits 130
         preview_screenshot(shot, log, allow_errors=allow_errors)

@@ -214,7 +214,7 @@ def take_screenshot(
     if kind == "jpeg":
         options["quality"] = JPEG_QUALITY
     _cache_the_drivers_compiled_code()
-    earlier = _written_at(out)
+    earlier = written_at(out)
     quiet = _DriverGone()
     logging.getLogger("asyncio").addFilter(quiet)
     with _stopping_the_driver_on_interrupt() as interrupt:
@@ -229,11 +229,11 @@ def take_screenshot(
                     browser.close()
         except Exception as problem:
             if interrupt.asked:  # the driver was stopped on purpose: whatever it broke is the interrupt
-                _discard_if_written(out, earlier)
+                discard_if_written(out, earlier)
                 raise KeyboardInterrupt from None
             _raise_as_appsdk_error(problem, chromium, timeout)
         if interrupt.asked:  # Ctrl-C came as the image was saved: stopping means no image
-            _discard_if_written(out, earlier)
+            discard_if_written(out, earlier)
             raise KeyboardInterrupt
     # Only now: on any other way out, a call left pending on the driver's pipe is reported later, at exit.
     logging.getLogger("asyncio").removeFilter(quiet)
@@ -414,15 +414,15 @@ class _DriverGone(logging.Filter):
         return not (unclaimed and "while reading from the driver" in str(gone))
 
 
-def _written_at(path: Path) -> int | None:
+def written_at(path: Path) -> int | None:
     with contextlib.suppress(OSError):
         return path.stat().st_mtime_ns
     return None
 
 
-def _discard_if_written(out: Path, earlier: int | None) -> None:
+def discard_if_written(out: Path, earlier: int | None) -> None:
     """An interrupted run leaves no image of its own; a file that was there before and untouched stays."""
-    now = _written_at(out)
+    now = written_at(out)
     if now is not None and now != earlier:
         out.unlink(missing_ok=True)
 
