@@ -347,6 +347,38 @@ def test_static_files_are_served_by_path_under_their_folder_and_never_outside_it
     assert STATIC_TYPES[".js"].startswith("text/javascript") and STATIC_TYPES[".mjs"] == STATIC_TYPES[".js"]
 
 
+def test_the_host_pages_scripts_are_kept_by_the_browser_under_a_version_and_the_page_never(counter_app):
+    """A fresh browser context per test reloads the host page: its modules come under /v/VERSION/ (a digest of
+    the folder) cached for good, all preloaded at once; the page itself, an old version and an unversioned
+    path are never cached, and every answer keeps nosniff and the page its CSP."""
+    from appsdk_cli.host.static import STATIC, static_version
+
+    version = static_version(STATIC)
+    running = start_preview(counter_app, "--no-open")
+    try:
+        status, headers, body = get(running.url + "/")
+        page = body.decode()
+        assert status == 200 and headers["Cache-Control"] == "no-store" and "Content-Security-Policy" in headers
+        assert f'<script type="module" src="/v/{version}/host/main.js"></script>' in page
+        assert f'<link rel="stylesheet" href="/v/{version}/host.css">' in page
+        modules = {p.name for p in (STATIC / "host").glob("*.js")} - {"main.js"}
+        preloaded = set(re.findall(rf'<link rel="modulepreload" href="/v/{version}/host/([a-z]+\.js)">', page))
+        assert preloaded == modules and page.index("modulepreload") < page.index('type="module"')
+        status, headers, body = get(f"{running.url}/v/{version}/host/main.js")
+        assert status == 200 and body == (STATIC / "host" / "main.js").read_bytes()
+        assert headers["Cache-Control"] == "public, max-age=31536000, immutable"
+        assert headers["X-Content-Type-Options"] == "nosniff" and headers["Content-Type"].startswith("text/javascript")
+        for path in ("/host/main.js", f"/v/{'0' * 16}/host/main.js"):  # unversioned, or a page of an older appsdk
+            status, headers, body = get(running.url + path)
+            assert status == 200 and headers["Cache-Control"] == "no-store", path
+        status, headers, _ = get(f"{running.url}/v/{version}/host.html")  # a page is a page under any path
+        assert headers["Cache-Control"] == "no-store" and "Content-Security-Policy" in headers
+        for path in (f"/v/{version}/../host/main.js", f"/v/{version}/.secret.js", f"/v/{version}/host/missing.js"):
+            assert get(running.url + path)[0] == 404, path
+    finally:
+        stop_preview(running)
+
+
 # --- Chromium's sandbox (--screenshot) -------------------------------------------------------------------
 
 

@@ -447,3 +447,51 @@ def test_ctrl_c_during_a_screenshot_is_one_line_and_exit_130(app_server, tmp_pat
         time.sleep(0.05)
     assert not [pid for pid in seen if pid_alive(pid)], seen
     assert not marked_pids(needle)
+
+
+@pytest.fixture
+def slow_tool_server() -> Iterator[RunningServer]:
+    from conftest import free_port, serve, stop
+
+    port = free_port()
+    script = Path(__file__).parent / "fixtures" / "slow_tool_server.py"
+    server = serve([sys.executable, str(script), "http", str(port), "60"], port)
+    yield server
+    stop(server.process)
+
+
+def test_ctrl_c_while_the_tool_is_still_answering_stops_at_once(slow_tool_server, tmp_path: Path):
+    """Chromium starts while the tool is called: Ctrl-C before the tool answered (here it takes a minute) is
+    still one line and exit 130 at once, not once the call is over, and leaves nothing running."""
+    marker = uuid.uuid4().hex
+    needle = f"APPSDK_TEST_MARK={marker}"
+    out = tmp_path / "never.png"
+    args = ["preview", "long-report", "--url", slow_tool_server.url, "--screenshot", str(out)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", *args],
+        env={**os.environ, "APPSDK_TEST_MARK": marker},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    seen: dict[int, str] = {}
+    deadline = time.monotonic() + 30
+    while not any("chrom" in c for c in seen.values()) and time.monotonic() < deadline:
+        for pid in marked_pids(needle) - seen.keys():
+            seen[pid] = command_of(pid)
+        time.sleep(0.01)
+    assert any("chrom" in c for c in seen.values()), "Chromium never started"
+    time.sleep(0.5)
+    os.killpg(process.pid, signal.SIGINT)
+    signalled = time.monotonic()
+    _, stderr = process.communicate(timeout=50)
+    assert time.monotonic() - signalled < 15, "it waited for the tool's answer"
+    assert process.returncode == 130, (process.returncode, stderr)
+    lines = [line for line in stderr.strip().splitlines() if not line.startswith("running Chromium without")]
+    assert lines == ["interrupted (Ctrl-C): no screenshot was taken"], stderr
+    assert not out.exists()
+    deadline = time.monotonic() + 5
+    while marked_pids(needle) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in seen if pid_alive(pid)], seen

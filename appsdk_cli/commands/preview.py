@@ -185,25 +185,40 @@ def preview(
             _serve_workbench(bench, open_browser=not no_open)
         preview_stopped()
         return
-    session = prepare(target, tool, list(arguments or []), args, locale=locale, permissions=permissions)
-    for message in session.warnings:
-        warning(message)
-
     if screenshot is not None and chromium is not None:
-        from appsdk_cli.preview.screenshot import take_screenshot, this_process_sandbox
+        from appsdk_cli.preview.screenshot import (
+            discard_if_written,
+            serving_while_the_browser_starts,
+            take_screenshot,
+            this_process_sandbox,
+            written_at,
+        )
         from appsdk_cli.render.preview import browser_unsandboxed
 
         sandbox = this_process_sandbox()
         if not sandbox.enabled:
             browser_unsandboxed(sandbox.reason)
+
+        def serve() -> PreviewServer:
+            called = prepare(target, tool, list(arguments or []), args, locale=locale, permissions=permissions)
+            return PreviewServer(called, options, port=port).start()
+
+        def page_url(server: PreviewServer) -> str:
+            for message in server.preview.warnings:
+                warning(message)
+            return server.page_url(screenshot=True)
+
+        earlier = written_at(screenshot.expanduser())
         try:
-            with stopping_on_sigterm(), PreviewServer(session, options, port=port) as server:
-                page = server.page_url(screenshot=True)
+            # The tool is called and the host started while Chromium starts: each is a good part of the time.
+            with stopping_on_sigterm(), serving_while_the_browser_starts(serve, page_url) as (page, served):
                 shot = take_screenshot(page, screenshot, chromium=chromium, sandbox=sandbox, timeout=timeout)
-                log = list(server.log)
+                log = list(served().log)
         except KeyboardInterrupt:
             from appsdk_cli.render.preview import screenshot_interrupted
 
+            # Ctrl-C after the image was saved, as the host closed: the run was stopped, and leaves no image.
+            discard_if_written(screenshot.expanduser(), earlier)
             screenshot_interrupted()
             raise  # main() exits 130
         preview_screenshot(shot, log, allow_errors=allow_errors)
@@ -216,6 +231,9 @@ def preview(
             )
         return
 
+    session = prepare(target, tool, list(arguments or []), args, locale=locale, permissions=permissions)
+    for message in session.warnings:
+        warning(message)
     with stopping_on_sigterm(), PreviewServer(session, options, port=port, on_log=preview_log) as server:
         _serve_until_stopped(server, session, open_browser=not no_open)
     preview_stopped()

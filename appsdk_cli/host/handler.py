@@ -237,6 +237,8 @@ class BaseHandler(BaseHTTPRequestHandler):
 
     def send_body(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         fields = {"Content-Type": content_type, **(headers or {})}
+        # Nothing is cached unless its sender says how (host/static.py's versioned files are, for good).
+        cache_control = fields.pop("Cache-Control", "no-store")
         for name, value in fields.items():
             if not _HEADER_VALUE.match(value) or not _HEADER_NAME.match(name):
                 # A value a server or a widget chose (a file name, a type) must not end the header early.
@@ -244,7 +246,7 @@ class BaseHandler(BaseHTTPRequestHandler):
         self.answered = True
         self.send_response(status)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
+        self.send_header("Cache-Control", cache_control)
         self.send_header("X-Content-Type-Options", "nosniff")
         for name, value in fields.items():
             self.send_header(name, value)

@@ -22,7 +22,8 @@ import shutil
 import signal
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,10 +194,14 @@ def launch_options(chromium: str, sandbox: ChromiumSandbox) -> dict[str, object]
 
 
 def take_screenshot(
-    page_url: str, out: Path, *, chromium: str, sandbox: ChromiumSandbox, timeout: float = 30.0
+    page_url: str | ComingPage, out: Path, *, chromium: str, sandbox: ChromiumSandbox, timeout: float = 30.0
 ) -> Screenshot:
     """Open the host page headless, wait until the widget settles, save the widget frame alone (the format
-    by `out`'s extension), and report what went wrong inside the widget."""
+    by `out`'s extension), and report what went wrong inside the widget.
+
+    `page_url` may be a page still coming (serving_while_the_browser_starts): it is waited for once
+    Chromium is up, so the two start side by side, each of them a good part of a screenshot's time. What
+    serving it raised is raised as it is; Ctrl-C while waiting for it stops at once."""
     kind = image_type(out)
     check_playwright()
     from playwright.sync_api import sync_playwright
@@ -209,7 +214,7 @@ def take_screenshot(
     if kind == "jpeg":
         options["quality"] = JPEG_QUALITY
     _cache_the_drivers_compiled_code()
-    earlier = _written_at(out)
+    earlier = written_at(out)
     quiet = _DriverGone()
     logging.getLogger("asyncio").addFilter(quiet)
     with _stopping_the_driver_on_interrupt() as interrupt:
@@ -218,20 +223,77 @@ def take_screenshot(
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(**launch_options(chromium, sandbox), timeout=milliseconds)
                 try:
-                    data, problems = _capture(browser, page_url, out, options, milliseconds)
+                    url = page_url.wait(interrupt) if isinstance(page_url, ComingPage) else page_url
+                    data, problems = _capture(browser, url, out, options, milliseconds)
                 finally:
                     browser.close()
         except Exception as problem:
             if interrupt.asked:  # the driver was stopped on purpose: whatever it broke is the interrupt
-                _discard_if_written(out, earlier)
+                discard_if_written(out, earlier)
                 raise KeyboardInterrupt from None
             _raise_as_appsdk_error(problem, chromium, timeout)
         if interrupt.asked:  # Ctrl-C came as the image was saved: stopping means no image
-            _discard_if_written(out, earlier)
+            discard_if_written(out, earlier)
             raise KeyboardInterrupt
     # Only now: on any other way out, a call left pending on the driver's pipe is reported later, at exit.
     logging.getLogger("asyncio").removeFilter(quiet)
     return _screenshot(out, kind, chromium, data, problems)
+
+
+class ComingPage:
+    """The host page's URL once a server started on another thread is up (serving_while_the_browser_starts)."""
+
+    def __init__(self, pending: Future[Any], page_url: Callable[[Any], str]) -> None:
+        self._pending = pending
+        self._page_url = page_url
+
+    def wait(self, interrupt: _Interrupt | None = None) -> str:
+        """The URL; what serving raised, as it is; _Interrupted as soon as Ctrl-C was asked for meanwhile
+        (the first Ctrl-C only stops Playwright's driver, which would not end this wait)."""
+        from concurrent.futures import TimeoutError as NotYet
+
+        while True:
+            try:
+                server = self._pending.result(timeout=0.05)
+            except NotYet:
+                if interrupt is not None and interrupt.asked:
+                    raise _Interrupted from None
+                continue
+            return self._page_url(server)
+
+
+class _Interrupted(Exception):
+    """Ctrl-C came while the page was still coming: take_screenshot reports it as the interrupt."""
+
+
+@contextlib.contextmanager
+def serving_while_the_browser_starts(
+    serve: Callable[[], Any], page_url: Callable[[Any], str]
+) -> Iterator[tuple[ComingPage, Callable[[], Any]]]:
+    """Run `serve` (call the tool, start a host; it returns the started server) on a thread of its own, and
+    give take_screenshot the page it will serve, so Chromium starts meanwhile. Yields that page and a
+    function giving the server; the server is closed on the way out, however it goes (one still starting
+    when this ends, as on Ctrl-C, is closed once started). What `serve` raised is raised where it is waited on.
+    """
+    pending: Future[Any] = Future()
+
+    def run() -> None:
+        try:
+            pending.set_result(serve())
+        except BaseException as problem:  # handed to the waiting thread, which raises it
+            pending.set_exception(problem)
+
+    # A daemon: an interrupted command need not wait for a slow server to answer before it exits.
+    threading.Thread(target=run, name="appsdk-serve", daemon=True).start()
+    try:
+        yield ComingPage(pending, page_url), pending.result
+    finally:
+        pending.add_done_callback(_close_served)
+
+
+def _close_served(done: Any) -> None:
+    if not done.cancelled() and done.exception() is None:
+        done.result().close()
 
 
 def _capture(
@@ -352,15 +414,15 @@ class _DriverGone(logging.Filter):
         return not (unclaimed and "while reading from the driver" in str(gone))
 
 
-def _written_at(path: Path) -> int | None:
+def written_at(path: Path) -> int | None:
     with contextlib.suppress(OSError):
         return path.stat().st_mtime_ns
     return None
 
 
-def _discard_if_written(out: Path, earlier: int | None) -> None:
+def discard_if_written(out: Path, earlier: int | None) -> None:
     """An interrupted run leaves no image of its own; a file that was there before and untouched stays."""
-    now = _written_at(out)
+    now = written_at(out)
     if now is not None and now != earlier:
         out.unlink(missing_ok=True)
 

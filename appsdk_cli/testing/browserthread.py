@@ -19,6 +19,9 @@ class BrowserThread:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="appsdk-playwright")
 
     def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        # A proxy passed back in (a page to context.new_cdp_session, say) reaches Playwright as itself.
+        args = tuple(_unbound(value) for value in args)
+        kwargs = {name: _unbound(value) for name, value in kwargs.items()}
         return self._executor.submit(function, *args, **kwargs).result()
 
     def bound(self, value: Any) -> Any:
@@ -57,3 +60,7 @@ class Bound:
 
     def __repr__(self) -> str:
         return f"<on the Playwright thread: {self._thread.run(repr, self._target)}>"
+
+
+def _unbound(value: Any) -> Any:
+    return object.__getattribute__(value, "_target") if isinstance(value, Bound) else value

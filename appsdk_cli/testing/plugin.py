@@ -222,8 +222,8 @@ def render_widget(request: pytest.FixtureRequest, appsdk_harness: Any, appsdk_ho
 
     Calls the tool and renders its widget; or, with `data` (a JSON file beside the test holding
     toolInput, structuredContent, content and _meta) or `structured_content`, renders exactly that
-    without calling the tool. Host settings default to the test's `hosts` case. Each widget lives in a
-    fresh browser context, closed when the test ends."""
+    without calling the tool. Host settings default to the test's `hosts` case. Each widget gets a clean
+    browser page (a kept one, reset: no storage or state of the test before), released when the test ends."""
     from appsdk_cli.errors import AppsdkError
     from appsdk_cli.testing.rendering import Rendering
     from appsdk_cli.testing.snapshots import SnapshotPolicy

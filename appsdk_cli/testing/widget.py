@@ -110,12 +110,27 @@ class RenderedWidget:
     ) -> None:
         self.rendering = rendering
         self.run_id = run_id
-        self.context = context  # Playwright's BrowserContext, for what this class does not cover
-        self.page = page  # the host page
+        self._context = context
+        self._page = page
+        # The test took Playwright's own objects, and may have changed its browser context (routes,
+        # permissions, offline, init scripts): the context is not handed to the next test then.
+        self.exposed = False
         self._harness = harness
         self._snapshots = snapshots
         self._place = place
         self._frame: Any = None
+
+    @property
+    def context(self) -> Any:
+        """Playwright's BrowserContext, for what this class does not cover (it then serves this widget only)."""
+        self.exposed = True
+        return self._context
+
+    @property
+    def page(self) -> Any:
+        """Playwright's Page of the host page, for what this class does not cover (as `context`)."""
+        self.exposed = True
+        return self._page
 
     # --- the widget's document ---------------------------------------------------------------------------
 
@@ -123,7 +138,7 @@ class RenderedWidget:
     def frame(self) -> Any:
         """Playwright's Frame of the widget's own document (inside the host's sandbox proxy)."""
         if self._frame is None or self._frame.is_detached():
-            self._frame = _view_frame(self.page)
+            self._frame = _view_frame(self._page)
         return self._frame
 
     @property
@@ -160,7 +175,7 @@ class RenderedWidget:
     # --- what the host saw -------------------------------------------------------------------------------
 
     def _preview(self, expression: str) -> Any:
-        return self.page.evaluate(f"async () => {{ const p = window.appsdkPreview; return {expression}; }}")
+        return self._page.evaluate(f"async () => {{ const p = window.appsdkPreview; return {expression}; }}")
 
     @property
     def state(self) -> Any:
@@ -240,7 +255,7 @@ class RenderedWidget:
             if time.monotonic() > deadline:
                 sent = ", ".join(m.method for m in self.messages) or "nothing"
                 raise AssertionError(f"the widget sent no {kind} message within {timeout:g} s (it sent: {sent})")
-            self.page.wait_for_timeout(30)
+            self._page.wait_for_timeout(30)
 
     def wait_for(self, condition: Any, *, timeout: float = 5.0, what: str = "the condition") -> None:
         """Wait until `condition()` is true (after a click, say); an AssertionError naming `what` if it never is."""
@@ -248,23 +263,23 @@ class RenderedWidget:
         while not condition():
             if time.monotonic() > deadline:
                 raise AssertionError(f"{what} did not come true within {timeout:g} s")
-            self.page.wait_for_timeout(30)
+            self._page.wait_for_timeout(30)
 
     # --- the host's controls -------------------------------------------------------------------------------
 
     def set_theme(self, theme: str) -> None:
         self._preview(f"await p.setTheme({theme!r})")
-        self.page.wait_for_timeout(50)
+        self._page.wait_for_timeout(50)
 
     def set_display_mode(self, mode: str) -> None:
         self._preview(f"await p.setDisplayMode({mode!r})")
-        self.page.wait_for_timeout(50)
+        self._page.wait_for_timeout(50)
 
     # --- images ---------------------------------------------------------------------------------------
 
     def screenshot(self, path: str | Path | None = None) -> bytes:
         """A PNG of the widget's frame, as the host shows it (animations stopped, no caret)."""
-        data = self.page.locator("#widget").screenshot(animations="disabled", caret="hide", type="png")
+        data = self._page.locator("#widget").screenshot(animations="disabled", caret="hide", type="png")
         if path is not None:
             Path(path).write_bytes(data)
         return bytes(data)
@@ -280,10 +295,8 @@ class RenderedWidget:
         check_snapshot(self._snapshots, self.screenshot(), self._harness.comparator(), name, threshold, max_diff_ratio)
 
     def close(self) -> None:
-        try:
-            self.context.close()
-        finally:
-            self._harness.forget(self.run_id)
+        """The widget goes; its browser page is reset for the next rendering (harness.py says how)."""
+        self._harness.release(self)
 
 
 def _view_frame(page: Any, timeout: float = 10.0) -> Any:

@@ -159,6 +159,7 @@ type AppsdkOpenaiFromWidget =
   | AppsdkCspReport
   | { type: "read"; key: string }
   | { type: "autosize"; height: number }
+  | { type: "activity"; busy: number }
   | { type: "key"; key: string }
   | { type: "notify"; method: string; params: { height?: number } }
   | { type: "request"; id: number; method: string; params?: Record<string, any> };

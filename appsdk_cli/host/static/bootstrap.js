@@ -124,6 +124,7 @@
   // until the widget reports a height of its own.
   const measure = () => post({ type: "autosize", height: document.documentElement.getBoundingClientRect().height });
   new ResizeObserver(measure).observe(document.documentElement);
+  const activity = watchActivity();
 
   if (!config.openai) return;
 
@@ -154,6 +155,7 @@
       Object.assign(globals, message.globals);
       window.dispatchEvent(new CustomEvent("openai:set_globals", { detail: { globals: message.globals } }));
     }
+    activity.handled();
   };
 
   // The arguments are the widget's, passed on as given: window.openai's types are ChatGPT's.
@@ -198,4 +200,85 @@
     Object.defineProperty(api, key, { get, enumerable: true });
   }
   Object.defineProperty(window, "openai", { value: api, configurable: false, writable: false, enumerable: true });
+
+  // ---- when the widget is still changing ------------------------------------------------------------
+  // The host calls the widget settled once it took its data and went quiet, and it cannot look into this
+  // cross-origin document: so the bootstrap says when the document changed (a mutation) and how much
+  // work is pending that is about to change it (a short timer, a fetch, an image or a font loading), and
+  // answers each message from the host once the widget's own handlers for it have run. A fixed quiet
+  // window would have to be long enough for the slowest widget; this lets the host settle as soon as the
+  // widget really is idle, and still wait for one that renders in two steps.
+  /** @returns {{ handled: () => void }} */
+  function watchActivity() {
+    const SHORT_TIMER_MS = 1000; // a longer timer is a schedule (a clock, a poll), not rendering in progress
+    const realSetTimeout = window.setTimeout.bind(window);
+    const realClearTimeout = window.clearTimeout.bind(window);
+    /** @type {Set<number>} */
+    const timers = new Set();
+    let fetches = 0;
+    let queued = false;
+    const loading = () => {
+      let images = 0;
+      for (const image of Array.from(document.images)) if (!image.complete) images += 1;
+      return images + (document.fonts && document.fonts.status === "loading" ? 1 : 0);
+    };
+    const report = () => {
+      if (queued) return;
+      queued = true;
+      queueMicrotask(() => {
+        queued = false;
+        post({ type: "activity", busy: timers.size + fetches + loading() });
+      });
+    };
+    /** @type {any} */ (window).setTimeout = (/** @type {any} */ handler, /** @type {number} */ delay, /** @type {any[]} */ ...args) => {
+      if (typeof handler !== "function" || !(Number(delay || 0) <= SHORT_TIMER_MS)) return realSetTimeout(handler, delay, ...args);
+      const id = realSetTimeout(() => {
+        timers.delete(id);
+        try {
+          handler(...args);
+        } finally {
+          report();
+        }
+      }, delay);
+      timers.add(id);
+      report();
+      return id;
+    };
+    /** @type {any} */ (window).clearTimeout = (/** @type {number | undefined} */ id) => {
+      if (id !== undefined && timers.delete(id)) report();
+      realClearTimeout(id);
+    };
+    const realFetch = window.fetch.bind(window);
+    window.fetch = (...args) => {
+      fetches += 1;
+      report();
+      return realFetch(...args).finally(() => {
+        fetches -= 1;
+        report();
+      });
+    };
+    const realSend = XMLHttpRequest.prototype.send;
+    /** @param {Document | XMLHttpRequestBodyInit | null} [body] */
+    XMLHttpRequest.prototype.send = function (body) {
+      fetches += 1;
+      report();
+      this.addEventListener("loadend", () => {
+        fetches -= 1;
+        report();
+      }, { once: true });
+      return realSend.call(this, body);
+    };
+    new MutationObserver(report).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    // Images and fonts end their loading with no mutation: their events do (load and error do not bubble).
+    window.addEventListener("load", report, true);
+    window.addEventListener("error", report, true);
+    if (document.fonts) document.fonts.addEventListener("loadingdone", report);
+    // The host's message (a tool result, say) has been handled once a task queued behind it runs.
+    const handled = () => realSetTimeout(report, 0);
+    window.addEventListener("message", (event) => {
+      if (event.source === window.parent) handled();
+    });
+    report();
+    return { handled };
+  }
 })();

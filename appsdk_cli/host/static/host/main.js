@@ -19,7 +19,7 @@ import { fillSelect, remember, setDevice, setDisplayMode, setLocale, setTheme, s
 import { viewFor } from "./modal.js";
 import { connectOpenai, setWidgetStateFromHost } from "./openai.js";
 import { $, addLog, createPage, element, keepTraffic } from "./page.js";
-import { closeWidget, detachedBridge, problems } from "./view.js";
+import { closeWidget, detachedBridge, newTiming, problems } from "./view.js";
 
 /** @typedef {import("./page.js").Host} Host */
 
@@ -95,7 +95,7 @@ async function main() {
     resource: null,
     bridge: detachedBridge(),
     health: { read: new Set(), errors: [], loadFailures: [] },
-    timing: { loadedAt: null, changedAt: performance.now() },
+    timing: newTiming(),
     loaded: false,
   };
   page.host = host;

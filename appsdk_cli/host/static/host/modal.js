@@ -18,7 +18,7 @@
 import { bridgeFor } from "./calls.js";
 import { markDeclaredModes } from "./controls.js";
 import { $, addLog, short } from "./page.js";
-import { applyHeight, detachedBridge, documentQuery, profileOf, teardownView } from "./view.js";
+import { applyHeight, detachedBridge, documentQuery, newTiming, profileOf, teardownView } from "./view.js";
 
 /** @typedef {import("./page.js").Host} Host */
 
@@ -108,7 +108,7 @@ function modalView(opener, frame) {
     resource: null,
     bridge: detachedBridge(),
     health: { read: new Set(), errors: [], loadFailures: [] },
-    timing: { loadedAt: null, changedAt: performance.now() },
+    timing: newTiming(),
     loaded: true,
     modal: null,
   };

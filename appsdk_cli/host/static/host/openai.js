@@ -8,7 +8,7 @@ import { judgeCspViolation } from "./csp.js";
 import { base64Of, pickFiles } from "./files.js";
 import { closeModal, openModal, otherViews } from "./modal.js";
 import { addLog, element, keepTraffic, short } from "./page.js";
-import { closeWidget, setHeight, toOpenai } from "./view.js";
+import { closeWidget, noteActivity, setHeight, toOpenai } from "./view.js";
 
 /** @typedef {import("./page.js").Host} Host */
 
@@ -154,6 +154,7 @@ export function connectOpenai(host, port) {
 async function onOpenai(host, methods, message) {
   if (!message) return;
   const { health, page } = host;
+  if (message.type === "activity") return noteActivity(host, message.busy); // housekeeping, not traffic
   if (host.state.openai) keepTraffic(page, page.recorder.record("openai", "widget", "host", message));
   if (message.type === "log") {
     addLog(page, message.kind, message.level, message.message);

@@ -45,7 +45,7 @@ import { createTrafficRecorder } from "./traffic.js";
  *   sandbox proxy gets in ui/notifications/sandbox-resource-ready once it says it is ready
  * @property {import("./bridge.js").Bridge} bridge the current view's MCP Apps endpoint
  * @property {Health} health
- * @property {{ loadedAt: number | null, changedAt: number }} timing for "settled"
+ * @property {import("./view.js").Timing} timing for "settled"
  * @property {boolean} loaded a view was loaded at least once
  * @property {boolean} [deferredCall] the call held for approval is being made now (calls.js runDeferredCall)
  * @property {import("./modal.js").Modal | null} [modal] the modal this view opened (requestModal), while open

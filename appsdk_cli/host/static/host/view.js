@@ -8,6 +8,26 @@ import { $, addLog, keepTraffic } from "./page.js";
 import { hideTextOnly, showTextOnly } from "./textonly.js";
 
 const TEARDOWN_WAIT_MS = 1500;
+// Settled: the widget idle (it answered the host's last message, nothing pending) and its document
+// unchanged this long. Short, since the bootstrap reports every change and all pending work.
+const QUIET_MS = 50;
+// A widget that never goes idle (an animation loop, a poll every few hundred ms) is settled as before the
+// bootstrap reported its work: once this long after it took its data, when its size has stayed put.
+const BUSY_CAP_MS = 1000;
+const SIZE_QUIET_MS = 150;
+
+/**
+ * When the view changed, for "settled" (watchSettled). Times are the host page's performance.now().
+ * @typedef {object} Timing
+ * @property {number | null} loadedAt the view's document loaded
+ * @property {number} changedAt the host's last change to the view, or the view's to its size or data read
+ * @property {number | null} sentAt the host's last message to the view
+ * @property {number | null} activityAt the bootstrap's last report of a change inside the view
+ * @property {number} busy what the view has pending, as of that report (timers, fetches, images, fonts)
+ */
+
+/** @returns {Timing} */
+export const newTiming = () => ({ loadedAt: null, changedAt: performance.now(), sentAt: null, activityAt: null, busy: 0 });
 
 /** @typedef {import("./page.js").Host} Host */
 
@@ -27,6 +47,7 @@ export function toWidget(host, message) {
   const target = host.frame && host.frame.contentWindow;
   if (!target) return;
   keepTraffic(host.page, host.page.recorder.record("bridge", "host", "widget", message));
+  host.timing.sentAt = performance.now();
   target.postMessage(message, host.session.sandboxOrigin);
 }
 
@@ -53,6 +74,7 @@ export function toOpenai(host, message) {
   if (host.modal && shared) toOpenai(host.modal.view, { type: "globals", globals: shared });
   if (!host.openaiPort) return;
   if (host.state.openai) keepTraffic(host.page, host.page.recorder.record("openai", "host", "widget", message));
+  host.timing.sentAt = performance.now();
   host.openaiPort.postMessage(message);
 }
 
@@ -123,6 +145,16 @@ export function setHeight(host, height, source) {
   applyHeight(host);
 }
 
+/**
+ * The bootstrap's report: the view's document changed, or what it has pending did.
+ * @param {Host} host
+ * @param {number} busy
+ */
+export function noteActivity(host, busy) {
+  host.timing.activityAt = performance.now();
+  host.timing.busy = typeof busy === "number" ? busy : 0;
+}
+
 // ---- what went wrong inside the widget -------------------------------------------------------------
 
 /**
@@ -161,29 +193,38 @@ export function markSettled(page) {
 
 /**
  * Settled: the document loaded, the widget took its data (the bridge delivered its tool result, or it
- * read window.openai's), and its size stayed put for a moment. A widget that never does is settled a
- * few seconds after load (and `problems()` says why), so a screenshot never hangs on it; a screenshot
- * waits longer, since it fails the widget then, and a busy CI machine may be slow to start one.
+ * read window.openai's), it handled the host's last message, has nothing pending (timers, fetches,
+ * images, fonts: the bootstrap counts them) and its document stayed unchanged for QUIET_MS. A widget
+ * that stays busy is settled BUSY_CAP_MS after it took its data once its size stayed put; one that never
+ * takes its data is settled a few seconds after load (and `problems()` says why), so a screenshot never
+ * hangs on it; a screenshot waits longer, since it fails the widget then, and a busy CI machine may be
+ * slow to start one.
  * @param {Host} host
  */
 function watchSettled(host) {
   const giveUpMs = host.page.screenshot ? 8000 : 3000;
   const started = host.frame;
+  /** @type {number | null} */
+  let connectedAt = null;
   const check = () => {
     if (started !== host.frame) return;
     const { bridge, health, timing } = host;
     const now = performance.now();
     const loadedAt = timing.loadedAt;
     const connected = (bridge.initialized && bridge.resultSent) || health.read.size > 0 || bridge.held;
-    const quiet = now - timing.changedAt > 150;
-    if (loadedAt !== null && ((connected && quiet) || now - loadedAt > giveUpMs)) {
+    if (connected && connectedAt === null) connectedAt = now;
+    const { activityAt, sentAt } = timing;
+    const answered = activityAt !== null && (sentAt === null || activityAt >= sentAt);
+    const idle = answered && timing.busy === 0 && now - Math.max(activityAt, timing.changedAt) > QUIET_MS;
+    const busyTooLong = connectedAt !== null && now - connectedAt > BUSY_CAP_MS && now - timing.changedAt > SIZE_QUIET_MS;
+    if (loadedAt !== null && ((connected && (idle || busyTooLong)) || now - loadedAt > giveUpMs)) {
       requestAnimationFrame(() => requestAnimationFrame(() => markSettled(host.page)));
       // A screenshot reports it with the other problems; the live page says it once, in the log.
       const missing = dataProblem(host);
       if (missing && !host.page.screenshot) addLog(host.page, "host", "warn", `${missing} (${giveUpMs / 1000} s after it loaded)`);
       return;
     }
-    setTimeout(check, 30);
+    setTimeout(check, 10);
   };
   check();
 }
@@ -273,7 +314,7 @@ export async function loadWidget(host, wiring) {
   const { state, page } = host;
   host.bridge = wiring.bridge(state.approval);
   host.health = { read: new Set(), errors: [], loadFailures: [] };
-  host.timing = { loadedAt: null, changedAt: performance.now() };
+  host.timing = newTiming();
   host.loaded = true;
   page.records.settled = false;
   page.records.bridge.initialized = false;
