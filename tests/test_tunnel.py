@@ -401,7 +401,9 @@ def test_dev_tunnel_with_auth_binds_tokens_to_the_public_url(tmp_path, tunnel_en
             return flow.resource == mcp_url
 
         wait_until(discovered, message="the public resource in the protected resource metadata")
-        assert "reloaded in" in dev.out() and "(the new tunnel URL)" in dev.out() and "((" not in dev.out()
+        # The reload line follows the new worker's first answers (it waits for the app's description).
+        wait_until(lambda: "reloaded in" in dev.out(), message="the reload line")
+        assert "(the new tunnel URL)" in dev.out() and "((" not in dev.out()
         assert flow.metadata["issuer"] == origin
         assert flow.metadata["token_endpoint"] == origin + "/token"
         assert flow.register().status_code == 201
