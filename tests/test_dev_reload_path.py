@@ -168,3 +168,41 @@ def test_a_spare_worker_takes_the_next_save_and_dies_with_a_killed_supervisor(tm
         wait_until(lambda: not pid_alive(second) and not pid_alive(spare), message="no worker left behind")
     finally:
         stop(server.process)
+
+
+def test_a_spare_imports_the_apps_libraries_with_the_environment_the_app_runs_with(tmp_path: Path, monkeypatch):
+    """A library that reads a setting when it is imported (outside the project, so the spare imports it
+    ahead of the next save) sees the dev authorization server's settings, as in the first worker."""
+    from test_auth import Flow, auth_project
+
+    library = tmp_path / "site"
+    library.mkdir()
+    (library / "issuer_probe.py").write_text('import os\n\nISSUER = os.environ.get("OAUTH_ISSUER", "unset")\n')
+    monkeypatch.setenv("PYTHONPATH", str(library))
+    project = auth_project(tmp_path)
+    server_py = project / "server.py"
+    server_py.write_text(
+        server_py.read_text()
+        + '\n\nimport issuer_probe  # noqa: E402\n\n\n@mcp.tool(name="issuer-probe")\n'
+        + 'def issuer_probe_tool() -> str:\n    """The issuer the library saw."""\n    return issuer_probe.ISSUER\n'
+    )
+    dev = start_dev(project, "--auth-user", "ada", "--no-workbench")
+    try:
+        flow = Flow(dev.url)
+        flow.discover()
+        assert flow.register().status_code == 201
+        token = flow.sign_in()["access_token"]
+
+        def issuer() -> str:
+            answer = flow.call("issuer-probe", {}, token).json()["result"]
+            return answer["content"][0]["text"]
+
+        first = issuer()
+        assert first.startswith("http://127.0.0.1:"), first
+        # Two saves: the second is sure to be served by a spare forked after a reload.
+        for save in (1, 2):
+            server_py.write_text(server_py.read_text() + f"\n# save {save}\n")
+            wait_until(lambda save=save: dev.out().count("reloaded") >= save, message=f"reload {save}")
+            assert issuer() == first
+    finally:
+        stop(dev.process)

@@ -750,10 +750,11 @@ class Supervisor:
         if self._spare is not None or self._next is not None or not self.config.reload or self._stop_requested():
             return
         libraries, parent = self._libraries, os.getpid()
+        environment = self._app_environment()
         with worker_module.spare_named() as name:
             spare = self._fork_process(
                 lambda channel, described: worker_module.run_spare(
-                    parent, libraries, self._sock, channel, described, name
+                    parent, libraries, environment, self._sock, channel, described, name
                 )
             )
         spare.state, spare.libraries = "spare", libraries
@@ -792,6 +793,9 @@ class Supervisor:
         self._selector.register(described_r, selectors.EVENT_READ, ("described", worker))
         return worker
 
+    def _app_environment(self) -> tuple[tuple[str, str], ...]:
+        return tuple(self._auth.app_environment(self.local_origin).items()) if self._auth else ()
+
     def _spec(self, target: AppTarget | None, fallback: str | None) -> worker_module.WorkerSpec:
         hosts, origins = security_lists(self.config.host, tuple(self._extra_hosts))
         return worker_module.WorkerSpec(
@@ -808,7 +812,7 @@ class Supervisor:
             # An SSE stream never finishes on its own and its session dies with the worker anyway.
             drain_seconds=1.0 if self.config.transport is Transport.SSE else self.config.drain_seconds,
             auth_server=self._auth is not None,
-            environment=tuple(self._auth.app_environment(self.local_origin).items()) if self._auth else (),
+            environment=self._app_environment(),
             handoff=self._handoff,
         )
 

@@ -172,47 +172,58 @@ def run(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: in
 
     `describe_fd` is the write end of the describer's pipe to the supervisor (see the module's doc).
     """
-    code = 0
     inherited = frozenset(sys.modules)
-    try:
+
+    def body() -> int:
         _become_worker(spec)
-        code = _main(spec, sock, channel, describe_fd, inherited)
-    except BaseException:
-        # The worker's own stderr, as the app's prints are: this fork is about to exit, and the pipe to
-        # the supervisor may be what failed, so the terminal is the one place left to say why.
-        traceback.print_exc()
-        code = 1
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
+        return _main(spec, sock, channel, describe_fd, inherited)
+
+    _exit_with(body)
 
 
 def run_spare(
-    parent_pid: int, libraries: tuple[str, ...], sock: socket.socket, channel: Channel, describe_fd: int, name: str
+    parent_pid: int,
+    libraries: tuple[str, ...],
+    environment: tuple[tuple[str, str], ...],
+    sock: socket.socket,
+    channel: Channel,
+    describe_fd: int,
+    name: str,
 ) -> NoReturn:
     """The body of a spare worker: import `libraries` now, then wait for `load {spec}` and be that worker.
 
     Nothing of the app is imported before `load`: the spare only takes on what the last worker imported
     from outside the project (the app's third-party packages), which a save does not change. It is
-    forked as SPARE_NAME (spare_named) and takes `name`, a worker's, when it loads the app.
+    forked as SPARE_NAME (spare_named) and takes `name`, a worker's, when it loads the app. The app's
+    `environment` is set first, so a library that reads a setting when it is imported sees the one the
+    app runs with.
     """
-    code = 0
     inherited = frozenset(sys.modules)
-    try:
+
+    def body() -> int:
         _die_with_parent(parent_pid)
         _leave_signals_to_the_supervisor()
+        os.environ.update(dict(environment))
         _import_libraries(libraries)
         message = channel.wait_for("load", lambda _: None)  # allow-host: the spec brings the current lists
-        if message is not None:
-            _set_process_name(name)
-            spec = spec_from_message(message["spec"])
-            _become_worker(spec)
-            code = _main(spec, sock, channel, describe_fd, inherited)
+        if message is None:
+            return 0
+        _set_process_name(name)
+        spec = spec_from_message(message["spec"])
+        _become_worker(spec)
+        return _main(spec, sock, channel, describe_fd, inherited)
+
+    _exit_with(body)
+
+
+def _exit_with(body: Callable[[], int]) -> NoReturn:
+    code = 1
+    try:
+        code = body()
     except BaseException:
+        # The worker's own stderr, as the app's prints are: this fork is about to exit, and the pipe to
+        # the supervisor may be what failed, so the terminal is the one place left to say why.
         traceback.print_exc()
-        code = 1
     finally:
         with contextlib.suppress(Exception):
             sys.stdout.flush()
