@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,12 +30,10 @@ KEPT = "appsdk_cli.preview.keptbrowser"
 
 
 @pytest.fixture
-def home(appsdk_home_of_the_test: Path, monkeypatch) -> Iterator[Path]:
+def home(appsdk_home_of_the_test: Path, monkeypatch) -> Path:
     monkeypatch.setenv("APPSDK_KEPT_BROWSER_IDLE", "30")
     monkeypatch.setenv("APPSDK_CHROMIUM", str(CHROMIUM))
-    yield appsdk_home_of_the_test
-    for kept in appsdk_home_of_the_test.glob("browser-*.sock"):
-        kept.unlink(missing_ok=True)  # the kept process sees it gone and exits
+    return appsdk_home_of_the_test  # conftest removes its socket afterwards, which ends its kept browser
 
 
 def shoot(url: str, out: Path, marker: str, **extra_env: str) -> subprocess.CompletedProcess:

@@ -39,13 +39,10 @@ pytestmark = NEEDS_CHROMIUM
 
 
 @pytest.fixture(autouse=True)
-def kept_browsers_go_soon(monkeypatch, appsdk_home_of_the_test: Path) -> Iterator[None]:
-    """A screenshot leaves a kept browser running (keptbrowser.py): here it idles out after 2 s, and once
-    the test is over its socket file is removed, which ends it at once."""
+def kept_browsers_go_soon(monkeypatch) -> None:
+    """A screenshot leaves a kept browser running (keptbrowser.py): here it idles out after 2 s (and
+    conftest removes its socket after each test, which ends it at once)."""
     monkeypatch.setenv("APPSDK_KEPT_BROWSER_IDLE", "2")
-    yield
-    for kept in appsdk_home_of_the_test.glob("browser-*.sock"):
-        kept.unlink(missing_ok=True)
 
 
 @pytest.fixture
