@@ -12,8 +12,9 @@ socket that is a socket, owned by it and 0600, whose server runs as its own uid.
 port, which any local process could drive. It only loads the loopback URL of the host page the command
 serves, and never writes the user's files: the command writes the image itself.
 
-The socket's name carries appsdk's version, the Chromium and the sandbox choice, so an upgraded appsdk
-(or another browser) never talks to a process started by another: that one idles out on its own.
+The socket's name carries appsdk's version (and its own code's change times), the Chromium and the
+sandbox choice, so an upgraded appsdk (or another browser) never talks to a process started by another:
+that one idles out on its own. Every request carries the version too, and a mismatch gets no shot.
 
 Protocol: one connection per shot. The client sends one JSON line {version, url, viewport, type, quality,
 timeout}; the server answers one JSON line, {ok: true, problems, length} followed by `length` bytes of
@@ -79,9 +80,19 @@ def idle_seconds(environ: dict[str, str] | None = None) -> float:
 
 
 def socket_path(home: Path, chromium: str, sandbox_enabled: bool) -> Path:
-    """Where the kept browser for this appsdk version, this Chromium and this sandbox choice listens."""
-    which = hashlib.sha256(f"{chromium}\0{sandbox_enabled}".encode()).hexdigest()[:10]
+    """Where the kept browser for this appsdk version, this Chromium and this sandbox choice listens. The
+    code the kept process runs is in the name too (its files' change times), so an edited checkout, whose
+    version stays the same, does not reach a process still running the code before the edit."""
+    code = "\0".join(str(_changed_at(Path(__file__).with_name(name))) for name in ("keptbrowser.py", "screenshot.py"))
+    which = hashlib.sha256(f"{chromium}\0{sandbox_enabled}\0{code}".encode()).hexdigest()[:10]
     return home / f"browser-{__version__}-{which}.sock"
+
+
+def _changed_at(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
 
 
 # --- the client: the `--screenshot` command ----------------------------------------------------------
@@ -264,6 +275,9 @@ def shoot_kept(
 
 
 def _exchange(connection: socket.socket, request: dict[str, Any], chromium: str, timeout: float) -> KeptShot:
+    # Its own shot's timeouts are the kept browser's to enforce; this only bounds a process that hangs,
+    # with room for another command's shot ahead of this one.
+    connection.settimeout(2 * timeout + 30)
     try:
         connection.sendall(json.dumps(request).encode() + b"\n")
         reader = connection.makefile("rb")
@@ -284,6 +298,8 @@ def _exchange(connection: socket.socket, request: dict[str, Any], chromium: str,
         return KeptShot(data, tuple(str(p) for p in header.get("problems") or ()))
     except (ConnectionResetError, BrokenPipeError):
         raise KeptBrowserGone from None
+    except TimeoutError:
+        raise AppsdkError(f"the kept browser did not answer within {2 * timeout + 30:g} s") from None
 
 
 # --- the kept process --------------------------------------------------------------------------------
