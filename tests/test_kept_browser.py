@@ -205,3 +205,49 @@ def test_no_keep_browser_leaves_nothing_running(app_server, home, tmp_path):
     keep_off = shoot(app_server.url, tmp_path / "b.png", marker, APPSDK_KEEP_BROWSER="0")
     assert_a_widget_png(keep_off, tmp_path / "b.png")
     assert not kept_pids(home)
+
+
+PEER_OF_ANOTHER_USER = """
+import json, socket, sys
+connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+connection.connect(sys.argv[1])
+request = {"version": sys.argv[2], "url": sys.argv[3], "type": "png", "timeout": 5}
+try:
+    connection.sendall(json.dumps(request).encode() + b"\\n")
+    connection.settimeout(20)
+    print(repr(connection.recv(100)))
+except (BrokenPipeError, ConnectionResetError):  # closed on us before or while we sent: no answer either
+    print(repr(b""))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can connect as another user")
+def test_the_kept_browser_answers_no_other_user_even_through_an_opened_socket(app_server, home, tmp_path, monkeypatch):
+    """The folder and the socket keep other users out; were both opened, the kept browser still checks its
+    peer's uid (SO_PEERCRED) and closes without a word."""
+    import shutil
+    import tempfile
+
+    # A home the other user can reach (pytest's own folders are root's alone).
+    reachable = Path(tempfile.mkdtemp(prefix="appsdk-kept-"))
+    reachable.chmod(0o711)
+    home = reachable / "home"
+    monkeypatch.setenv("APPSDK_HOME", str(home))
+    assert_a_widget_png(shoot(app_server.url, tmp_path / "one.png", uuid.uuid4().hex), tmp_path / "one.png")
+    sock = expected_socket(home)
+    home.chmod(0o711)
+    sock.chmod(0o666)
+    try:
+        stranger = subprocess.run(
+            ["/usr/bin/python3", "-c", PEER_OF_ANOTHER_USER, str(sock), __version__, app_server.url],
+            user=65534,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd="/",
+        )
+    finally:
+        sock.unlink(missing_ok=True)  # which also ends the kept browser
+        shutil.rmtree(reachable, ignore_errors=True)
+    assert stranger.returncode == 0, stranger.stderr
+    assert stranger.stdout.strip() == "b''", stranger.stdout  # closed, no image
