@@ -251,3 +251,36 @@ def test_the_kept_browser_answers_no_other_user_even_through_an_opened_socket(ap
         shutil.rmtree(reachable, ignore_errors=True)
     assert stranger.returncode == 0, stranger.stderr
     assert stranger.stdout.strip() == "b''", stranger.stdout  # closed, no image
+
+
+@pytest.mark.parametrize("delay", [0.2, 0.5])
+def test_ctrl_c_during_a_kept_shot_is_one_line_and_the_kept_browser_serves_the_next(app_server, home, tmp_path, delay):
+    """Ctrl-C as a terminal sends it, to the command's whole group: the kept browser has a session of its
+    own, so it is not hit; the command says one line and exits 130 with no image; the next shot is taken
+    by the same kept browser."""
+    assert_a_widget_png(shoot(app_server.url, tmp_path / "one.png", uuid.uuid4().hex), tmp_path / "one.png")
+    kept = kept_pids(home)
+    out = tmp_path / "never.png"
+    args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(out)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    time.sleep(delay)
+    os.killpg(process.pid, signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    if process.returncode == 0:
+        pytest.skip("the screenshot was done before Ctrl-C")
+    assert process.returncode == 130, (process.returncode, stderr)
+    lines = [line for line in stderr.strip().splitlines() if not line.startswith("running Chromium without")]
+    assert lines == ["interrupted (Ctrl-C): no screenshot was taken"], stderr
+    assert "Future exception" not in stderr + stdout
+    assert "Traceback" not in stderr and not out.exists()
+    # The stopped command's shot, if it had begun, is dropped, not waited on until its 30 s timeout.
+    started = time.monotonic()
+    assert_a_widget_png(shoot(app_server.url, tmp_path / "two.png", uuid.uuid4().hex), tmp_path / "two.png")
+    assert time.monotonic() - started < 15, "the next shot waited for the abandoned one"
+    assert kept_pids(home) == kept

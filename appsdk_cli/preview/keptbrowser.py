@@ -34,6 +34,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -334,7 +335,7 @@ class _Keeper:
                 reader = connection.makefile("rb")
                 request = json.loads(reader.readline(_MAX_REQUEST) or b"{}")
                 connection.settimeout(None)
-                connection.sendall(self._answer(request))
+                connection.sendall(self._answer(request, connection))
             except (OSError, ValueError):
                 pass  # the command went away (Ctrl-C) or sent nonsense: nothing to answer
             finally:
@@ -342,7 +343,7 @@ class _Keeper:
                     self._busy -= 1
                     self._last = time.monotonic()
 
-    def _answer(self, request: dict[str, Any]) -> bytes:
+    def _answer(self, request: dict[str, Any], connection: socket.socket) -> bytes:
         if request.get("version") != __version__:
             return _header(ok=False, kind="version", message=f"this kept browser is appsdk {__version__}")
         url = str(request.get("url", ""))
@@ -354,11 +355,42 @@ class _Keeper:
         timeout = float(request.get("timeout") or 30.0)
         viewport = request.get("viewport") or None
         try:
-            data, problems = self.browser.capture(url, options, timeout=timeout, viewport=viewport)
+            with _watching_for_the_client_gone(connection) as abandoned:
+                data, problems = self.browser.capture(
+                    url, options, timeout=timeout, viewport=viewport, abandoned=abandoned
+                )
         except Exception as problem:
             return _failure(problem)
         found = [str(p) for p in problems] if isinstance(problems, list) else []
         return _header(ok=True, problems=found, length=len(data)) + data
+
+
+@contextlib.contextmanager
+def _watching_for_the_client_gone(connection: socket.socket) -> Iterator[threading.Event]:
+    """An event set once the client closes its end (it sends nothing after its request, so anything
+    readable is the end), watched on a thread of its own while the shot is taken."""
+    import select
+
+    abandoned = threading.Event()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            readable, _, _ = select.select([connection], [], [], 0.2)
+            if readable:
+                with contextlib.suppress(OSError):
+                    if connection.recv(1, socket.MSG_PEEK) == b"":
+                        abandoned.set()
+                        return
+                done.wait(0.2)
+
+    watcher = threading.Thread(target=watch, name="appsdk-kept-client", daemon=True)
+    watcher.start()
+    try:
+        yield abandoned
+    finally:
+        done.set()
+        watcher.join(timeout=1)
 
 
 def _header(**fields: Any) -> bytes:

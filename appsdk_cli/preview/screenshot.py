@@ -314,11 +314,26 @@ def _capture(
             page.close()
 
 
-def _capture_in(page: Any, page_url: str, options: dict[str, object], milliseconds: float) -> tuple[bytes, Any]:
-    """_capture in a page the caller opened (and closes)."""
+class Abandoned(Exception):
+    """The shot's caller went away (a command stopped by Ctrl-C): the kept browser stops waiting for it."""
+
+
+def _capture_in(
+    page: Any,
+    page_url: str,
+    options: dict[str, object],
+    milliseconds: float,
+    abandoned: threading.Event | None = None,
+) -> tuple[bytes, Any]:
+    """_capture in a page the caller opened (and closes). With `abandoned`, the wait for the widget to settle
+    is checked on every second, so a shot nobody waits for any more does not hold the browser to its timeout
+    (its host page is gone with its command, so it would never settle)."""
     page.goto(page_url, timeout=milliseconds)
     settled = "() => window.appsdkPreview && window.appsdkPreview.settled"
-    page.wait_for_function(settled, timeout=milliseconds)
+    if abandoned is None:
+        page.wait_for_function(settled, timeout=milliseconds)
+    else:
+        _wait_settled_unless_abandoned(page, settled, milliseconds, abandoned)
     # The widget's frame; with --no-ui, the text a host without widgets shows instead.
     shown = page.locator("#widget:visible, #text-only:visible").first
     clip = _enclosing_pixels(shown.bounding_box(timeout=milliseconds), page.viewport_size)
@@ -331,6 +346,24 @@ def _capture_in(page: Any, page_url: str, options: dict[str, object], millisecon
         data = page.screenshot(clip=clip, timeout=milliseconds, animations="disabled", **options)
     problems = page.evaluate("() => window.appsdkPreview.problems()")
     return data, problems
+
+
+def _wait_settled_unless_abandoned(page: Any, settled: str, milliseconds: float, abandoned: threading.Event) -> None:
+    import time
+
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    deadline = time.monotonic() + milliseconds / 1000
+    while True:
+        if abandoned.is_set():
+            raise Abandoned
+        left = deadline - time.monotonic()
+        try:
+            page.wait_for_function(settled, timeout=max(1.0, min(1000.0, left * 1000)))
+            return
+        except PlaywrightTimeout:
+            if left <= 1.0:
+                raise
 
 
 def _enclosing_pixels(box: dict[str, float] | None, viewport: dict[str, int] | None) -> dict[str, int] | None:
@@ -431,14 +464,20 @@ class KeptBrowser:
                         job[-1].put(problem)
 
     def capture(
-        self, page_url: str, options: dict[str, object], *, timeout: float, viewport: dict[str, int] | None = None
+        self,
+        page_url: str,
+        options: dict[str, object],
+        *,
+        timeout: float,
+        viewport: dict[str, int] | None = None,
+        abandoned: threading.Event | None = None,
     ) -> tuple[bytes, Any]:
         """The widget frame's bytes and the host page's problems; Playwright's exceptions as they are.
         Shots from several threads take turns in the one browser."""
         answer: queue.Queue[Any] = queue.Queue(maxsize=1)
         with self._lock:  # with the start, so a thread that failed to start Playwright cannot miss it
             self._start_locked()
-            self._jobs.put((page_url, options, timeout, viewport, answer))
+            self._jobs.put((page_url, options, timeout, viewport, abandoned, answer))
         outcome = answer.get()
         if isinstance(outcome, BaseException):
             raise outcome
@@ -454,10 +493,12 @@ class KeptBrowser:
                     browser = playwright.chromium.launch(**launch_options(self.chromium, self.sandbox))
                 spare = _spare_page(browser)
                 while (job := self._jobs.get()) is not None:
-                    page_url, options, timeout, viewport, answer = job
+                    page_url, options, timeout, viewport, abandoned, answer = job
                     milliseconds = timeout * 1000
                     page = None
                     try:
+                        if abandoned is not None and abandoned.is_set():
+                            raise Abandoned
                         if browser is None or not browser.is_connected():
                             browser = playwright.chromium.launch(
                                 **launch_options(self.chromium, self.sandbox), timeout=milliseconds
@@ -466,7 +507,7 @@ class KeptBrowser:
                         page, spare = spare or browser.new_page(viewport=VIEWPORT), None
                         if viewport and viewport != page.viewport_size:
                             page.set_viewport_size(viewport)
-                        answer.put(_capture_in(page, page_url, options, milliseconds))
+                        answer.put(_capture_in(page, page_url, options, milliseconds, abandoned))
                     except Exception as problem:
                         answer.put(problem)
                     # After the answer, off the shot's time: this page goes, the next shot's is opened.
