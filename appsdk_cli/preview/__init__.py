@@ -13,33 +13,9 @@ static/ holds the host page and the bootstrap injected into the widget (package 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from appsdk_cli.host.run import LogEntry
-    from appsdk_cli.host.session import PreviewOptions, PreviewSession
-    from appsdk_cli.preview.prepare import prepare
-    from appsdk_cli.preview.server import PreviewServer
+from appsdk_cli.host.run import LogEntry
+from appsdk_cli.host.session import PreviewOptions, PreviewSession
+from appsdk_cli.preview.prepare import prepare
+from appsdk_cli.preview.server import PreviewServer
 
 __all__ = ["LogEntry", "PreviewOptions", "PreviewServer", "PreviewSession", "prepare"]
-
-# Imported when first named: the kept browser's process (keptbrowser.py) lives in this package and needs
-# none of the host, whose import is a good part of that process's start.
-_WHERE = {
-    "LogEntry": "appsdk_cli.host.run",
-    "PreviewOptions": "appsdk_cli.host.session",
-    "PreviewSession": "appsdk_cli.host.session",
-    "prepare": "appsdk_cli.preview.prepare",
-    "PreviewServer": "appsdk_cli.preview.server",
-}
-
-
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    found = getattr(importlib.import_module(_WHERE[name]), name)
-    # Kept here, over what importing the submodule left: `prepare` names both the module and its function.
-    globals()[name] = found
-    return found
