@@ -5,8 +5,11 @@
 Against the scaffolded book-club app served by `python server.py` on a free port, runs, alternating
 within each round so drift hits all alike:
   warm:  appsdk preview list-books --url URL --screenshot OUT.png   (this checkout's `appsdk`, a fresh
-         process, with the APPSDK_HOME it already used: Node's compile cache of Playwright's driver)
-  cold:  the same with a fresh, empty APPSDK_HOME each time
+         process, with the APPSDK_HOME it already used: the kept browser the previous shot left running,
+         and Node's compile cache of Playwright's driver)
+  cold:  the same with a fresh, empty APPSDK_HOME each time (no kept browser: this one starts it)
+  alone: the same as warm with --no-keep-browser (each shot starts and stops its own browser, as before
+         the kept browser)
   the floor: a bare Playwright script in a fresh process that launches the same Chromium with the same
   flags, loads the widget's HTML with the tool's output already inlined, and screenshots it
 and prints the medians, their ratios to the floor and the load average. appsdk's extra is what the
@@ -96,6 +99,8 @@ def main() -> None:
         html = work / "floor.html"
         html.write_text(floor_html(project), encoding="utf-8")
         server = serve_project(project)
+        # The warm rounds' home is ours too: when the folder goes, so does the browser kept in it.
+        env["APPSDK_HOME"] = str(work / "home-warm")
         try:
             appsdk_argv = [*find_appsdk(), "preview", "list-books", "--url", server.url, "--screenshot"]
             flags = json.dumps(list(CHROMIUM_FLAGS))
@@ -106,11 +111,17 @@ def main() -> None:
             load_before = os.getloadavg()
             ours: list[float] = []
             cold: list[float] = []
+            alone: list[float] = []
             floor: list[float] = []
+            alone_argv = [*appsdk_argv[:-1], "--no-keep-browser", "--screenshot", str(work / "alone.png")]
             for round_number in range(options.rounds):
                 ours.append(timed([*appsdk_argv, str(work / "shot.png")], work / "shot.png", env))
                 fresh_home = {**env, "APPSDK_HOME": str(work / f"home-{round_number}")}
                 cold.append(timed([*appsdk_argv, str(work / "cold.png")], work / "cold.png", fresh_home))
+                # The cold round's kept browser goes (its socket removed), so it costs the next rounds nothing.
+                for kept in (work / f"home-{round_number}").glob("browser-*.sock"):
+                    kept.unlink()
+                alone.append(timed(alone_argv, work / "alone.png", env))
                 floor.append(timed(floor_argv, work / "floor.png", env))
             load_after = os.getloadavg()
             width, height = png_size((work / "shot.png").read_bytes())
@@ -120,6 +131,7 @@ def main() -> None:
     median, cold_median, floor_median = statistics.median(ours), statistics.median(cold), statistics.median(floor)
     print(f"chromium: {chromium}  ({os.cpu_count()} CPUs, {options.rounds} rounds)")
     print("load average: " + " -> ".join(" ".join(f"{x:.2f}" for x in load) for load in (load_before, load_after)))
+    alone_median = statistics.median(alone)
     for what, times, goal in (("warm", ours, WARM_GOAL_SECONDS), ("cold", cold, COLD_GOAL_SECONDS)):
         runs = ", ".join(f"{t:.2f}" for t in times)
         middle = statistics.median(times)
@@ -127,6 +139,9 @@ def main() -> None:
         print(f"appsdk preview list-books --screenshot, {what}: median {middle:.2f} s  (runs {runs})")
         print(f"  ratio to the floor {middle / floor_median:.2f}x; goal {goal:.0f} s: {verdict}")
     print(f"  wrote a {width}x{height} PNG of the widget frame")
+    runs = ", ".join(f"{t:.2f}" for t in alone)
+    print(f"--no-keep-browser (a browser of its own, as before): median {alone_median:.2f} s  (runs {runs})")
+    print(f"  ratio to the floor {alone_median / floor_median:.2f}x; warm is {median / alone_median:.2f}x of it")
     print(f"bare Playwright screenshot (floor): median {floor_median:.2f} s")
     if median > WARM_GOAL_SECONDS or cold_median > COLD_GOAL_SECONDS:
         sys.exit(1)

@@ -224,12 +224,15 @@ def appsdk_home_of_the_run(tmp_path_factory) -> Iterator[Path]:
 
 
 @pytest.fixture(autouse=True)
-def appsdk_home_of_the_test(tmp_path_factory, monkeypatch) -> Path:
+def appsdk_home_of_the_test(tmp_path_factory, monkeypatch) -> Iterator[Path]:
     """Each test its own APPSDK_HOME: a URL's remembered era or tool list (ports are reused over a run)
-    never reaches another test's server."""
+    never reaches another test's server. A browser a --screenshot kept there ends with the test: removing
+    its socket file stops it (appsdk_cli/preview/keptbrowser.py)."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("APPSDK_HOME", str(home))
-    return home
+    yield home
+    for kept in home.glob("browser-*.sock"):
+        kept.unlink(missing_ok=True)
 
 
 def free_port() -> int:

@@ -38,6 +38,13 @@ pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (
 pytestmark = NEEDS_CHROMIUM
 
 
+@pytest.fixture(autouse=True)
+def kept_browsers_go_soon(monkeypatch) -> None:
+    """A screenshot leaves a kept browser running (keptbrowser.py): here it idles out after 2 s (and
+    conftest removes its socket after each test, which ends it at once)."""
+    monkeypatch.setenv("APPSDK_KEPT_BROWSER_IDLE", "2")
+
+
 @pytest.fixture
 def page(browser) -> Iterator[object]:
     context = browser.new_context(viewport={"width": 1200, "height": 900})
@@ -295,7 +302,12 @@ DEBIAN_BROWSERS = [
 
 
 @pytest.mark.parametrize("chromium", DEBIAN_BROWSERS or [CHROMIUM], ids=lambda path: Path(path or "none").name)
-def test_screenshot_is_the_widget_frame_and_leaves_nothing_running(app_server, tmp_path: Path, chromium: str):
+def test_screenshot_is_the_widget_frame_and_leaves_nothing_running(
+    app_server, tmp_path: Path, chromium: str, monkeypatch
+):
+    """The shot is taken by a kept browser, which outlives the command only for its idle time (1 s here):
+    after that, nothing the command started is left, Chromium and Playwright's driver included."""
+    monkeypatch.setenv("APPSDK_KEPT_BROWSER_IDLE", "1")
     out = tmp_path / "widget.png"
     marker = uuid.uuid4().hex
     args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(out)]
@@ -310,9 +322,17 @@ def test_screenshot_is_the_widget_frame_and_leaves_nothing_running(app_server, t
     assert mean > 180, "a light-theme widget should be mostly light"
     assert variance > 200 and colours > 50, "the image is blank or nearly so"
 
-    # While it ran: the CLI, Playwright's driver and Chromium. After it: none of them.
+    # While it ran: the CLI, the kept browser's process, Playwright's driver and Chromium. After its idle
+    # time: none of them, and no socket.
     assert any(command.startswith(chromium) for command in seen.values()), seen
     assert any("playwright" in command for command in seen.values()), seen
+    assert any("appsdk_cli.preview.keptbrowser" in command for command in seen.values()), seen
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (
+        marked_pids(f"APPSDK_TEST_MARK={marker}") or any(pid_alive(pid) for pid in seen)
+    ):
+        time.sleep(0.1)
+    assert not list(Path(os.environ["APPSDK_HOME"]).glob("browser-*.sock"))
     left = [pid for pid in seen if pid_alive(pid)]
     assert not left, {pid: seen[pid] for pid in left}
     assert not marked_pids(f"APPSDK_TEST_MARK={marker}")
@@ -385,7 +405,11 @@ def test_sigterm_during_a_screenshot_stops_the_browser_too(app_server, tmp_path:
     args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(tmp_path / "never.png")]
     process = subprocess.Popen(
         [sys.executable, "-m", "appsdk_cli", *args],
-        env={**os.environ, "APPSDK_TEST_MARK": marker},
+        env={
+            **os.environ,
+            "APPSDK_TEST_MARK": marker,
+            "APPSDK_KEEP_BROWSER": "0",
+        },  # its own browser: see test_kept_browser
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -418,7 +442,11 @@ def test_ctrl_c_during_a_screenshot_is_one_line_and_exit_130(app_server, tmp_pat
     args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(out)]
     process = subprocess.Popen(
         [sys.executable, "-m", "appsdk_cli", *args],
-        env={**os.environ, "APPSDK_TEST_MARK": marker},
+        env={
+            **os.environ,
+            "APPSDK_TEST_MARK": marker,
+            "APPSDK_KEEP_BROWSER": "0",
+        },  # its own browser: see test_kept_browser
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -469,7 +497,11 @@ def test_ctrl_c_while_the_tool_is_still_answering_stops_at_once(slow_tool_server
     args = ["preview", "long-report", "--url", slow_tool_server.url, "--screenshot", str(out)]
     process = subprocess.Popen(
         [sys.executable, "-m", "appsdk_cli", *args],
-        env={**os.environ, "APPSDK_TEST_MARK": marker},
+        env={
+            **os.environ,
+            "APPSDK_TEST_MARK": marker,
+            "APPSDK_KEEP_BROWSER": "0",
+        },  # its own browser: see test_kept_browser
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

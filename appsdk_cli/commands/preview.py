@@ -23,6 +23,7 @@ from appsdk_cli.permissions import DEFAULT_MODE
 
 if TYPE_CHECKING:
     from appsdk_cli.preview import PreviewServer, PreviewSession
+    from appsdk_cli.preview.screenshot import ChromiumSandbox, ComingPage, Screenshot
     from appsdk_cli.workbench import Workbench
 
 PreviewTool = Annotated[
@@ -92,6 +93,16 @@ def preview(
             show_default=False,
         ),
     ] = None,
+    no_keep_browser: Annotated[
+        bool,
+        typer.Option(
+            "--no-keep-browser",
+            help="With --screenshot: start and stop a browser for this shot alone. By default the first"
+            " screenshot leaves a headless Chromium running, this user's alone (a Unix socket in APPSDK_HOME),"
+            " for the next ones, and it exits after 60 s unused ($APPSDK_KEPT_BROWSER_IDLE);"
+            " APPSDK_KEEP_BROWSER=0 turns keeping off for good.",
+        ),
+    ] = False,
     no_open: Annotated[bool, typer.Option("--no-open", help="Serve the page without opening a browser.")] = False,
     port: Annotated[
         int, typer.Option("--port", help="Port of the host page on 127.0.0.1 (0: any free port).", min=0, max=65535)
@@ -151,6 +162,8 @@ def preview(
         permissions = parse_mode(permissions)
     except UnknownMode as problem:
         raise UsageError(f"--permissions: {problem}") from None
+    if no_keep_browser and screenshot is None:
+        raise UsageError("--no-keep-browser goes with --screenshot (only a screenshot starts a browser)")
     if allow_errors and screenshot is None:
         raise UsageError("--allow-errors goes with --screenshot (the live preview never fails on the widget's errors)")
     if tool is None and (screenshot is not None or arguments or args):
@@ -212,7 +225,11 @@ def preview(
         try:
             # The tool is called and the host started while Chromium starts: each is a good part of the time.
             with stopping_on_sigterm(), serving_while_the_browser_starts(serve, page_url) as (page, served):
-                shot = take_screenshot(page, screenshot, chromium=chromium, sandbox=sandbox, timeout=timeout)
+                shot = None
+                if not no_keep_browser:
+                    shot = _shot_in_the_kept_browser(page, screenshot, chromium, sandbox, timeout)
+                if shot is None:
+                    shot = take_screenshot(page, screenshot, chromium=chromium, sandbox=sandbox, timeout=timeout)
                 log = list(served().log)
         except KeyboardInterrupt:
             from appsdk_cli.render.preview import screenshot_interrupted
@@ -237,6 +254,24 @@ def preview(
     with stopping_on_sigterm(), PreviewServer(session, options, port=port, on_log=preview_log) as server:
         _serve_until_stopped(server, session, open_browser=not no_open)
     preview_stopped()
+
+
+def _shot_in_the_kept_browser(
+    page: ComingPage, out: Path, chromium: str, sandbox: ChromiumSandbox, timeout: float
+) -> Screenshot | None:
+    """The shot taken by the kept browser (started now if there is none); None when no kept browser can
+    take it (keeping is off, or the socket found is not safe to use: told), so the caller takes it itself."""
+    from appsdk_cli.preview.keptbrowser import KeptBrowserUnavailable, keeping_wanted, shoot_kept
+    from appsdk_cli.render.console import warning
+
+    if not keeping_wanted():
+        return None
+    try:
+        return shoot_kept(page, out, chromium=chromium, sandbox=sandbox, timeout=timeout)
+    except KeptBrowserUnavailable as problem:
+        if problem.refused:
+            warning(f"not using the kept browser: {problem}; taking this screenshot alone")
+        return None
 
 
 def _serve_until_stopped(server: PreviewServer, session: PreviewSession, *, open_browser: bool) -> None:

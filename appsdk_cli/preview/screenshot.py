@@ -213,7 +213,7 @@ def take_screenshot(
     options: dict[str, object] = {"type": kind}
     if kind == "jpeg":
         options["quality"] = JPEG_QUALITY
-    _cache_the_drivers_compiled_code()
+    cache_the_drivers_compiled_code()
     earlier = written_at(out)
     quiet = _DriverGone()
     logging.getLogger("asyncio").addFilter(quiet)
@@ -224,7 +224,8 @@ def take_screenshot(
                 browser = playwright.chromium.launch(**launch_options(chromium, sandbox), timeout=milliseconds)
                 try:
                     url = page_url.wait(interrupt) if isinstance(page_url, ComingPage) else page_url
-                    data, problems = _capture(browser, url, out, options, milliseconds)
+                    data, problems = _capture(browser, url, options, milliseconds)
+                    out.write_bytes(data)
                 finally:
                     browser.close()
         except Exception as problem:
@@ -237,7 +238,7 @@ def take_screenshot(
             raise KeyboardInterrupt
     # Only now: on any other way out, a call left pending on the driver's pipe is reported later, at exit.
     logging.getLogger("asyncio").removeFilter(quiet)
-    return _screenshot(out, kind, chromium, data, problems)
+    return screenshot_from(out, kind, chromium, data, problems)
 
 
 class ComingPage:
@@ -297,23 +298,92 @@ def _close_served(done: Any) -> None:
 
 
 def _capture(
-    browser: Any, page_url: str, out: Path, options: dict[str, object], milliseconds: float
+    browser: Any,
+    page_url: str,
+    options: dict[str, object],
+    milliseconds: float,
+    viewport: dict[str, int] | None = None,
 ) -> tuple[bytes, Any]:
     """One shot in a running browser: the host page in a new page, until the widget settles; the widget
-    frame saved to `out`, and the problems the host page counted."""
-    page = browser.new_page(viewport=VIEWPORT)
+    frame's image bytes (the caller writes them), and the problems the host page counted."""
+    page = browser.new_page(viewport=viewport or VIEWPORT)
     try:
-        page.goto(page_url, timeout=milliseconds)
-        settled = "() => window.appsdkPreview && window.appsdkPreview.settled"
-        page.wait_for_function(settled, timeout=milliseconds)
-        # The widget's frame; with --no-ui, the text a host without widgets shows instead.
-        shown = page.locator("#widget:visible, #text-only:visible").first
-        data = shown.screenshot(path=str(out), timeout=milliseconds, animations="disabled", **options)
-        problems = page.evaluate("() => window.appsdkPreview.problems()")
+        return _capture_in(page, page_url, options, milliseconds)
     finally:
         with contextlib.suppress(Exception):  # a browser already gone: the failure above is the one to tell
             page.close()
+
+
+class Abandoned(Exception):
+    """The shot's caller went away (a command stopped by Ctrl-C): the kept browser stops waiting for it."""
+
+
+def _capture_in(
+    page: Any,
+    page_url: str,
+    options: dict[str, object],
+    milliseconds: float,
+    abandoned: threading.Event | None = None,
+) -> tuple[bytes, Any]:
+    """_capture in a page the caller opened (and closes). With `abandoned`, the wait for the widget to settle
+    is checked on every second, so a shot nobody waits for any more does not hold the browser to its timeout
+    (its host page is gone with its command, so it would never settle)."""
+    page.goto(page_url, timeout=milliseconds)
+    settled = "() => window.appsdkPreview && window.appsdkPreview.settled"
+    if abandoned is None:
+        page.wait_for_function(settled, timeout=milliseconds)
+    else:
+        _wait_settled_unless_abandoned(page, settled, milliseconds, abandoned)
+    # The widget's frame; with --no-ui, the text a host without widgets shows instead.
+    shown = page.locator("#widget:visible, #text-only:visible").first
+    clip = _enclosing_pixels(shown.bounding_box(timeout=milliseconds), page.viewport_size)
+    if clip is None:
+        data = shown.screenshot(timeout=milliseconds, animations="disabled", **options)
+    else:
+        # The same pixels as the element's own screenshot (which also rounds its box out to whole pixels),
+        # in about half the time: it skips scrolling the element into view and waiting for it to be stable,
+        # which a settled widget inside the viewport already is.
+        data = page.screenshot(clip=clip, timeout=milliseconds, animations="disabled", **options)
+    problems = page.evaluate("() => window.appsdkPreview.problems()")
     return data, problems
+
+
+def _wait_settled_unless_abandoned(page: Any, settled: str, milliseconds: float, abandoned: threading.Event) -> None:
+    import time
+
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    deadline = time.monotonic() + milliseconds / 1000
+    while True:
+        if abandoned.is_set():
+            raise Abandoned
+        left = deadline - time.monotonic()
+        try:
+            page.wait_for_function(settled, timeout=max(1.0, min(1000.0, left * 1000)))
+            return
+        except PlaywrightTimeout:
+            if left <= 1.0:
+                raise
+
+
+def _enclosing_pixels(box: dict[str, float] | None, viewport: dict[str, int] | None) -> dict[str, int] | None:
+    """The whole-pixel rectangle around `box`, if it lies inside the viewport; else None."""
+    import math
+
+    if not box or not viewport:
+        return None
+    left, top = math.floor(box["x"]), math.floor(box["y"])
+    right, bottom = math.ceil(box["x"] + box["width"]), math.ceil(box["y"] + box["height"])
+    if (
+        left < 0
+        or top < 0
+        or right > viewport["width"]
+        or bottom > viewport["height"]
+        or right <= left
+        or bottom <= top
+    ):
+        return None
+    return {"x": left, "y": top, "width": right - left, "height": bottom - top}
 
 
 def _raise_as_appsdk_error(problem: Exception, chromium: str, timeout: float) -> None:
@@ -329,7 +399,7 @@ def _raise_as_appsdk_error(problem: Exception, chromium: str, timeout: float) ->
     raise problem
 
 
-def _screenshot(out: Path, kind: str, chromium: str, data: bytes, problems: Any) -> Screenshot:
+def screenshot_from(out: Path, kind: str, chromium: str, data: bytes, problems: Any) -> Screenshot:
     width, height = image_size(data, kind)
     found = tuple(str(p) for p in problems) if isinstance(problems, list) else ()
     return Screenshot(out, width, height, chromium, kind, found)
@@ -360,36 +430,91 @@ class KeptBrowser:
         options: dict[str, object] = {"type": kind}
         if kind == "jpeg":
             options["quality"] = JPEG_QUALITY
+        try:
+            data, problems = self.capture(page_url, options, timeout=timeout)
+        except Exception as problem:
+            _raise_as_appsdk_error(problem, self.chromium, timeout)
+            raise
+        out.write_bytes(data)
+        return screenshot_from(out, kind, self.chromium, data, problems)
+
+    def start(self) -> None:
+        """Start Playwright and launch Chromium now, ahead of the first shot (which then waits for it)."""
         with self._lock:
-            if self._thread is None:
-                _cache_the_drivers_compiled_code()
-                self._thread = threading.Thread(target=self._own, name="appsdk-kept-chromium", daemon=True)
-                self._thread.start()
-        answer: queue.Queue[Any] = queue.Queue(maxsize=1)
-        self._jobs.put((page_url, out, options, timeout, answer))
-        outcome = answer.get()
-        if isinstance(outcome, BaseException):
-            _raise_as_appsdk_error(outcome, self.chromium, timeout)  # type: ignore[arg-type]
-        data, problems = outcome
-        return _screenshot(out, kind, self.chromium, data, problems)
+            self._start_locked()
+
+    def _start_locked(self) -> None:
+        if self._thread is None:
+            cache_the_drivers_compiled_code()
+            self._thread = threading.Thread(target=self._own, name="appsdk-kept-chromium", daemon=True)
+            self._thread.start()
 
     def _own(self) -> None:
+        try:
+            self._serve_jobs()
+        except Exception as problem:  # Playwright's driver did not start: every waiting shot is told so
+            with self._lock:
+                self._thread = None  # the next shot tries again
+                while True:
+                    try:
+                        job = self._jobs.get_nowait()
+                    except queue.Empty:
+                        break
+                    if job is not None:
+                        job[-1].put(problem)
+
+    def capture(
+        self,
+        page_url: str,
+        options: dict[str, object],
+        *,
+        timeout: float,
+        viewport: dict[str, int] | None = None,
+        abandoned: threading.Event | None = None,
+    ) -> tuple[bytes, Any]:
+        """The widget frame's bytes and the host page's problems; Playwright's exceptions as they are.
+        Shots from several threads take turns in the one browser."""
+        answer: queue.Queue[Any] = queue.Queue(maxsize=1)
+        with self._lock:  # with the start, so a thread that failed to start Playwright cannot miss it
+            self._start_locked()
+            self._jobs.put((page_url, options, timeout, viewport, abandoned, answer))
+        outcome = answer.get()
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def _serve_jobs(self) -> None:
         from playwright.sync_api import sync_playwright
 
         with sync_playwright() as playwright:
             browser = None
             try:
+                with contextlib.suppress(Exception):  # a launch that fails now fails again, and is told, at the shot
+                    browser = playwright.chromium.launch(**launch_options(self.chromium, self.sandbox))
+                spare = _spare_page(browser)
                 while (job := self._jobs.get()) is not None:
-                    page_url, out, options, timeout, answer = job
+                    page_url, options, timeout, viewport, abandoned, answer = job
                     milliseconds = timeout * 1000
+                    page = None
                     try:
+                        if abandoned is not None and abandoned.is_set():
+                            raise Abandoned
                         if browser is None or not browser.is_connected():
                             browser = playwright.chromium.launch(
                                 **launch_options(self.chromium, self.sandbox), timeout=milliseconds
                             )
-                        answer.put(_capture(browser, page_url, out, options, milliseconds))
+                            spare = None
+                        page, spare = spare or browser.new_page(viewport=VIEWPORT), None
+                        if viewport and viewport != page.viewport_size:
+                            page.set_viewport_size(viewport)
+                        answer.put(_capture_in(page, page_url, options, milliseconds, abandoned))
                     except Exception as problem:
                         answer.put(problem)
+                    # After the answer, off the shot's time: this page goes, the next shot's is opened.
+                    if page is not None:
+                        with contextlib.suppress(Exception):
+                            page.close()
+                    spare = _spare_page(browser)
             finally:
                 if browser is not None:
                     with contextlib.suppress(Exception):
@@ -401,6 +526,16 @@ class KeptBrowser:
         if thread is not None:
             self._jobs.put(None)
             thread.join(timeout=30)
+
+
+def _spare_page(browser: Any) -> Any:
+    """A page (in a context of its own, as every shot gets) opened ahead of the next shot; None if the
+    browser cannot open one now (the shot then tries, and says what fails)."""
+    if browser is None:
+        return None
+    with contextlib.suppress(Exception):
+        return browser.new_page(viewport=VIEWPORT)
+    return None
 
 
 class _DriverGone(logging.Filter):
@@ -469,7 +604,7 @@ def _stopping_the_driver_on_interrupt() -> Iterator[_Interrupt]:
             signal.signal(number, handler)
 
 
-def _cache_the_drivers_compiled_code() -> None:
+def cache_the_drivers_compiled_code() -> None:
     """Playwright's driver is a Node process that compiles its whole bundle at every start; Node (22.1+)
     keeps the compiled code in NODE_COMPILE_CACHE, which took the driver's start from about 420 to 345 ms
     here. The driver gets this process's environment, so that is where it is set; one the user set wins.
