@@ -462,14 +462,18 @@ def test_ctrl_c_during_a_screenshot_is_one_line_and_exit_130(app_server, tmp_pat
     time.sleep(delay)
     os.killpg(process.pid, signal.SIGINT)
     stdout, stderr = process.communicate(timeout=30)
-    if process.returncode == 0:  # the shot finished before the signal landed: nothing to judge
-        pytest.skip("the screenshot was done before Ctrl-C")
-    assert process.returncode == 130, (process.returncode, stderr)
-    # Root's sandbox notice comes before Chromium starts; after the signal, one line.
-    lines = [line for line in stderr.strip().splitlines() if not line.startswith("running Chromium without")]
-    assert lines == ["interrupted (Ctrl-C): no screenshot was taken"], stderr
+    if process.returncode in (0, -signal.SIGINT):
+        # The shot was done before the signal landed (the later delays, on a fast machine), or it landed
+        # while the interpreter was already shutting down, where Python leaves SIGINT to the OS (a
+        # shell shows that as 130 too): the image must then be whole, and the rest below holds as well.
+        assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), (process.returncode, stderr)
+    else:
+        assert process.returncode == 130, (process.returncode, stderr)
+        # Root's sandbox notice comes before Chromium starts; after the signal, one line.
+        lines = [line for line in stderr.strip().splitlines() if not line.startswith("running Chromium without")]
+        assert lines == ["interrupted (Ctrl-C): no screenshot was taken"], stderr
+        assert not out.exists()
     assert "Future exception" not in stderr + stdout and "Traceback" not in stderr, stderr
-    assert not out.exists()
     deadline = time.monotonic() + 5
     while marked_pids(needle) and time.monotonic() < deadline:
         time.sleep(0.05)
