@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -134,9 +135,12 @@ def test_the_chatgpt_profile_offers_its_cdns_as_a_toggle(open_host, probe_app):
     assert "jsdelivr" not in csp_of["0"] and "unpkg" not in csp_of["0"]
     generic = json.loads(urllib.request.urlopen(f"{host.server.url}api/widget?profile=mcp-apps").read())["csp"]
     assert "jsdelivr" not in generic
-    first = host.page.locator("iframe#widget").get_attribute("src")
-    host.page.uncheck("#cdn")  # a new view, under the CSP without the CDNs
-    host.page.wait_for_function("(first) => document.querySelector('iframe#widget')?.src !== first", arg=first)
+    first = view_frame(host.page).url
+    host.page.uncheck("#cdn")  # a new view (another document, in the same proxy), under the CSP without the CDNs
+    deadline = time.monotonic() + 30
+    while view_frame(host.page).url == first and time.monotonic() < deadline:
+        host.page.wait_for_timeout(50)
+    assert view_frame(host.page).url != first
     widget_view(host.page).locator("#status", has_text="ready").wait_for(timeout=20_000)
     host.close()
 

@@ -150,6 +150,73 @@ def test_every_host_message_matches_the_sdk_schemas_across_the_lifecycle(browser
     assert before == [], before  # no notification reaches a view before it is initialized
 
 
+# In the sandbox proxy, ahead of the proxy's own handler (an init script's listener is the first): when
+# the host page asks for a new view, a message the old view sent just before it was replaced is still on
+# its way to the host page. The proxy posts what the old view sent as it forwards it, so one posted here,
+# ahead of the proxy's answer, is exactly that.
+LATE_FROM_THE_OLD_VIEW = """if (location.pathname === "/proxy") window.addEventListener("message", (event) => {
+  const own = event.data && event.data.__appsdk;
+  if (event.source !== window.parent || !own || own.type !== "replace-view") return;
+  const late = [
+    { jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} },
+    { jsonrpc: "2.0", method: "notifications/message", params: { level: "error", data: "late from the old view" } },
+  ];
+  for (const message of late) window.parent.postMessage(message, event.origin);
+});"""
+
+
+def test_a_re_render_keeps_the_proxy_frame_and_gives_the_view_a_fresh_document_and_handshake(browser, sdk_app):
+    preview = PreviewServer(prepare(Target(url=sdk_app.url), "forecast", ["city=Bergen"]), PreviewOptions()).start()
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        recorder = BridgeRecorder(context)
+        context.add_init_script(LATE_FROM_THE_OLD_VIEW)
+        page = context.new_page()
+        views: list[dict[str, str]] = []
+        page.on("response", lambda r: views.append({"url": r.url, **r.headers}) if "/view?" in r.url else None)
+        page.goto(preview.page_url())
+        widget_view(page).locator("#steps", has_text="done").wait_for(timeout=20_000)
+        proxy = page.locator("iframe#widget").element_handle().content_frame()
+        proxy.evaluate("() => (window.keptProxy = 'the same proxy document')")
+        widget_frame(page).evaluate("() => (window.oldView = true)")
+        before = len(recorder.records)
+
+        page.evaluate("() => window.appsdkPreview.reloadTemplate()")
+        widget_view(page).locator("#steps", has_text="done").wait_for(timeout=20_000)
+        settle(page)
+
+        # The proxy frame stayed; the view in it is a new document on the view origin, under its CSP.
+        assert page.locator("iframe#widget").count() == 1
+        assert page.locator("iframe#widget").element_handle().content_frame().evaluate("() => window.keptProxy") == (
+            "the same proxy document"
+        )
+        view = widget_frame(page)
+        assert view.evaluate("() => window.oldView === undefined")
+        session = page.evaluate("() => fetch('/api/session').then((r) => r.json())")
+        assert len(views) == 2 and views[0]["url"] != views[1]["url"]  # another document token
+        assert all(v["url"].startswith(session["viewOrigin"] + "/view?") for v in views), views
+        assert all("content-security-policy" in v for v in views), views
+        # The bridge handshake again, in order: nothing reaches the new view before it is initialized,
+        # then tool-input and tool-result once each; every message is what the SDK's schemas accept.
+        after = recorder.records[before:]
+        results = validate(recorder.records)
+        assert not failures(results), failures(results)
+        ordered = [(r["dir"], r["data"].get("method")) for r in sorted(after, key=lambda r: r["at"])]
+        ordered = [step for step in ordered if step[0] in ("host→view", "view→host")]
+        start = ordered.index(("view→host", "ui/notifications/initialized"))
+        sent = [method for direction, method in ordered if direction == "host→view" and method]
+        early = [method for direction, method in ordered[:start] if direction == "host→view" and method]
+        assert early == ["ui/resource-teardown"], early  # to the old view; nothing to the new one yet
+        assert sent[1:3] == ["ui/notifications/tool-input", "ui/notifications/tool-result"], sent
+        # What the old view sent on its way out never reached the host page as the new view's.
+        log = page.evaluate("() => window.appsdkPreview.log.map((e) => e.message)")
+        assert not [line for line in log if "late from the old view" in line], log
+        assert page.evaluate("() => window.appsdkPreview.problems()") == []
+    finally:
+        context.close()
+        preview.close()
+
+
 def widget_eval_openai(page) -> bool:
     return widget_frame(page).evaluate("() => typeof window.openai === 'object'")
 

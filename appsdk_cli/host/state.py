@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -35,6 +37,9 @@ SANDBOX = "allow-scripts allow-same-origin allow-forms"
 KEPT_DOCUMENTS = 32
 KEPT_DOCUMENT_BYTES = 32 * 1024 * 1024  # ... and no more than this of them (a bundled widget is megabytes)
 KEPT_LOG_BYTES = 1024 * 1024  # the host log's lines kept, by the size of their messages
+# A template read ahead (read_templates_ahead) serves the loads that follow it this long: those the push
+# of the same save brings; a later load reads afresh, as a template may change without a save.
+READ_AHEAD_SECONDS = 2.0
 PROTOCOL_VERSION = "2026-01-26"  # the MCP Apps extension version the bridge speaks
 
 
@@ -48,6 +53,14 @@ class HeldCall:
     arguments: dict[str, Any]
     bridge: Bridge
     decision: Decision
+
+
+def _read_into(future: Future[WidgetTemplate], target: Any, template: WidgetTemplate) -> None:
+    """A template read ahead: its outcome, for the load that waits on it (which reports a failure)."""
+    try:
+        future.set_result(read_template(target, template.uri, template.meta))
+    except Exception as problem:
+        future.set_exception(problem)
 
 
 class HostState:
@@ -67,6 +80,8 @@ class HostState:
         self._documents: OrderedDict[str, tuple[str, str]] = OrderedDict()  # widget documents (html, CSP)
         self._document_bytes = 0
         self._held: dict[str, HeldCall] = {}  # widget calls waiting for approval, by an unguessable id
+        # Templates read ahead after a save, by server and URI: (when the read started, its outcome).
+        self._read_ahead: dict[tuple[Any, str], tuple[float, Future[WidgetTemplate]]] = {}
         # Gives the trace hook for a run's MCP client (the workbench's traffic recorder), so a widget's own
         # requests to the server are recorded like the workbench's calls; None: they are not recorded.
         self.trace_for: Callable[[str], Any] | None = None
@@ -205,7 +220,8 @@ class HostState:
         if first:
             return current
         try:
-            fresh = read_template(session.target, current.uri, current.meta)
+            ahead = self._template_read_ahead(session.target, current.uri)
+            fresh = ahead.result() if ahead else read_template(session.target, current.uri, current.meta)
         except AppsdkError as problem:
             self.record(
                 LogEntry("host", "warn", f"re-reading {current.uri} failed, showing the last copy: {problem}", run_id)
@@ -214,6 +230,35 @@ class HostState:
         with self._lock:
             run.template = fresh
         return fresh
+
+    def read_templates_ahead(self) -> list[Future[WidgetTemplate]]:
+        """A save changed the app: re-read now, each in a thread, the templates the runs' widgets show (once
+        per server and URI), so the loads the save's push brings find them read or on their way instead
+        of starting the read only when the page asks (a new worker's first reads are its slowest)."""
+        with self._lock:
+            shown = {
+                (run.session.target, run.template.uri): run.template
+                for run in self._runs.values()
+                if run.session is not None and run.template is not None and run.widget_served > 0
+            }
+            started = time.monotonic()
+            reads: list[tuple[Future[WidgetTemplate], Any, WidgetTemplate]] = []
+            for key, template in shown.items():
+                future: Future[WidgetTemplate] = Future()
+                self._read_ahead[key] = (started, future)
+                reads.append((future, key[0], template))
+            for key in [key for key in self._read_ahead if key not in shown]:
+                del self._read_ahead[key]
+        for read in reads:
+            threading.Thread(target=_read_into, args=read, name="host-template-ahead", daemon=True).start()
+        return [future for future, _, _ in reads]
+
+    def _template_read_ahead(self, target: Any, uri: str) -> Future[WidgetTemplate] | None:
+        with self._lock:
+            found = self._read_ahead.get((target, uri))
+        if found is None or time.monotonic() - found[0] > READ_AHEAD_SECONDS:
+            return None
+        return found[1]
 
     def session_json(self, run_id: str = DEFAULT_RUN) -> dict[str, Any]:
         """What the host page needs to play the host: the call, the result, and the widget's origin."""

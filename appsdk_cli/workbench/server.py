@@ -23,6 +23,9 @@ import contextlib
 import socket
 import threading
 import time
+from collections.abc import Sequence
+from concurrent import futures
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
@@ -57,6 +60,8 @@ MAX_RUNS = 200  # runs kept; older ones (and their host-page sessions) are dropp
 KEPT_RUN_BYTES = 32 * 1024 * 1024
 # What a page gets on opening (the hello event): the newest runs and MCP traffic up to these sizes.
 HELLO_RUN_BYTES = 4 * 1024 * 1024
+# After a save, the tool list is asked for once the widgets' templates are read, or after this at most.
+TEMPLATES_FIRST_SECONDS = 1.0
 HELLO_TRAFFIC_BYTES = 8_000_000  # as the tracer counts them (trace.Tracer.recent)
 HELLO_TRAFFIC_RECORDS = 500
 TOOLS_NAMED = 20  # a run of a tool the server lacks names this many of the tools it has
@@ -719,23 +724,28 @@ class Workbench:
         if app_ok:
             self._generation += 1  # a new worker: the kept listing is of the last one
         # The page hears of it at once; the tool list follows from another thread, so neither the page
-        # nor the dev supervisor (whose loop calls this) waits on a round trip to the new worker.
+        # nor the dev supervisor (whose loop calls this) waits on a round trip to the new worker. The
+        # widgets' templates are read first (under way while the push reaches the page, which then asks
+        # for them): a re-render waits on them, and the new worker answers them faster alone.
+        templates = self.host.read_templates_ahead() if app_ok else []
         self.events.publish("reload", event)
         if app_ok:
             relisting = threading.Event()
             thread = threading.Thread(
-                target=self._refresh_tools, args=(relisting,), name="workbench-tools", daemon=True
+                target=self._refresh_tools, args=(relisting, templates), name="workbench-tools", daemon=True
             )
             with self._lock:
                 self._threads.add(thread)
                 self._relisting = relisting
             thread.start()
 
-    def _refresh_tools(self, relisting: threading.Event) -> None:
+    def _refresh_tools(self, relisting: threading.Event, after: Sequence[Future[Any]] = ()) -> None:
         # The page hears of the listing only when it differs from what it has: most saves change no
         # tool, and sending thousands of them again would have every page redraw its list for nothing.
         told = (self._tools, self._tools_error, self._sign_in_needed is not None)
         try:
+            if after:
+                futures.wait(after, timeout=TEMPLATES_FIRST_SECONDS)
             with contextlib.suppress(AppsdkError):
                 self.tools(refresh=True, browser=False)
             if (self._tools, self._tools_error, self._sign_in_needed is not None) != told:

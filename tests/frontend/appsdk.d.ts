@@ -151,6 +151,18 @@ type AppsdkRequestModalArgs = {
   title?: string;
 };
 
+// ---- appsdk's own sandbox proxy, beyond the spec's channel (sandbox-proxy.js) ------------------------
+
+/** Host page → proxy: replace the view with a fresh one of this document, keeping the proxy frame. */
+interface AppsdkReplaceView {
+  type: "replace-view";
+  /** the re-render's id; the proxy echoes it in "view-replaced" once the old view is gone */
+  swap: string;
+  /** the token the view origin serves the new document by (/view?document=TOKEN) */
+  document: string;
+  resource: { html: string; sandbox: string; csp?: unknown; permissions?: Record<string, unknown> };
+}
+
 // ---- what the host page and the bootstrap say to each other over their MessageChannel ------------
 
 type AppsdkOpenaiFromWidget =

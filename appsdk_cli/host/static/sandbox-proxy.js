@@ -5,6 +5,17 @@
 // page of its own site under its CSP header), then forwards every other message between the two,
 // untouched, ports included. Its own sandbox-* notifications are never forwarded; it originates nothing
 // else but telling the host page when the view has loaded.
+//
+// One appsdk extension, for our own host page only (a third-party host never sends it, and gets the
+// spec's proxy): a re-render of the same call (a save in `appsdk dev`) sends
+// { __appsdk: { type: "replace-view", swap, document, resource } } instead of building a new proxy frame.
+// The proxy removes its view and frames a fresh one of the new document (another token, so still a new
+// document on the view origin under that document's CSP), and first tells the host page
+// { __appsdk: { type: "view-replaced", swap }}: messages from here to the host page keep their order, so
+// whatever the old view sent before it went arrives before that line, and the host page drops it; once
+// the old view is gone, nothing of it is forwarded at all (only the current view's window is). The view
+// cannot send either of these messages as the proxy: the proxy's own appsdk messages from the view are
+// dropped, as its sandbox-* notifications are.
 (() => {
   "use strict";
   const PROXY_READY = "ui/notifications/sandbox-proxy-ready";
@@ -13,7 +24,10 @@
   const configElement = document.getElementById("appsdk-proxy");
   /** @type {{ hostOrigins: string[], viewOrigin: string }} */
   const config = JSON.parse((configElement && configElement.textContent) || "{}");
-  const documentToken = new URLSearchParams(location.search).get("document") || "";
+  /** the token of the document the view frames: the one this page was opened with, then a re-render's */
+  let documentToken = new URLSearchParams(location.search).get("document") || "";
+  /** what only the proxy says to the host page (never forwarded from the view) */
+  const PROXY_OWN = new Set(["view-loaded", "view-replaced"]);
   /** @type {string | null} the host page's origin, once it spoke */
   let hostOrigin = null;
   /** @type {HTMLIFrameElement | null} */
@@ -26,6 +40,12 @@
     "method" in data &&
     typeof data.method === "string" &&
     data.method.startsWith(SANDBOX_PREFIX);
+
+  /** @param {unknown} data @returns {Record<string, unknown> | null} an appsdk message's body */
+  const appsdkOf = (data) =>
+    typeof data === "object" && data !== null && "__appsdk" in data && typeof data.__appsdk === "object" && data.__appsdk !== null
+      ? /** @type {Record<string, unknown>} */ (data.__appsdk)
+      : null;
 
   /** @param {Record<string, unknown>} permissions the spec's McpUiResourcePermissions */
   const allowOf = (permissions) => {
@@ -60,11 +80,26 @@
         if (data.method === RESOURCE_READY && data.params && typeof data.params === "object") render(data.params);
         return;
       }
+      const own = appsdkOf(data);
+      if (own && own.type === "replace-view") {
+        const { swap, document: token, resource } = own;
+        if (typeof swap !== "string" || typeof token !== "string" || !resource || typeof resource !== "object") return;
+        documentToken = token;
+        // Said first (nothing of the old view can be forwarded between this line and the next: one
+        // handler at a time), so the host page is not kept waiting on the old frame's removal.
+        window.parent.postMessage({ __appsdk: { type: "view-replaced", swap } }, event.origin);
+        if (view) view.remove(); // nothing of the old view is forwarded from here on
+        view = null;
+        render(/** @type {Record<string, unknown>} */ (resource));
+        return;
+      }
       if (view && view.contentWindow) view.contentWindow.postMessage(data, config.viewOrigin, [...event.ports]);
       return;
     }
     if (!view || event.source !== view.contentWindow || event.origin !== config.viewOrigin) return;
     if (isSandboxMessage(data)) return; // a view cannot speak for the proxy
+    const own = appsdkOf(data);
+    if (own && typeof own.type === "string" && PROXY_OWN.has(own.type)) return;
     if (hostOrigin) window.parent.postMessage(data, hostOrigin, [...event.ports]);
   });
 

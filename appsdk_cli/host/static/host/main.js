@@ -66,8 +66,17 @@ window.addEventListener("message", (event) => {
   const host = viewFor(page.host, event.source);
   if (!host || !host.frame || event.origin !== host.session.sandboxOrigin) return;
   const data = event.data;
+  if (data && data.__appsdk && data.__appsdk.type === "view-replaced") {
+    // Our proxy's answer to a re-render (view.js loadWidget): the old view is gone, and the proxy's
+    // messages to this page keep their order, so all that follows is the new view's.
+    if (host.swap && data.__appsdk.swap === host.swap) host.swap = null;
+    return;
+  }
+  // Sent by the old view before the proxy replaced it: never the new view's (its bridge, port or load).
+  if (host.swap) return;
   if (data && data.jsonrpc === "2.0" && data.method === "ui/notifications/sandbox-proxy-ready") {
     // The proxy's own channel: the document goes to it, never to the view's bridge or its traffic.
+    host.proxyFrame = host.frame;
     if (host.resource && host.frame.contentWindow) {
       const message = { jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: host.resource };
       host.frame.contentWindow.postMessage(message, host.session.sandboxOrigin);

@@ -48,6 +48,10 @@ import { createTrafficRecorder } from "./traffic.js";
  * @property {import("./view.js").Timing} timing for "settled"
  * @property {boolean} loaded a view was loaded at least once
  * @property {boolean} [deferredCall] the call held for approval is being made now (calls.js runDeferredCall)
+ * @property {HTMLIFrameElement | null} [proxyFrame] the frame whose sandbox proxy said it was ready (a
+ *   re-render may hand it a new view: view.js loadWidget)
+ * @property {string | null} [swap] a re-render's id while its proxy has not yet said the old view is gone:
+ *   until then, whatever comes from that frame is the old view's, and is dropped (main.js)
  * @property {import("./modal.js").Modal | null} [modal] the modal this view opened (requestModal), while open
  * @property {import("./modal.js").Modal} [inModal] on a modal's own view: the modal it shows in
  */

@@ -203,11 +203,13 @@ export function markSettled(page) {
  */
 function watchSettled(host) {
   const giveUpMs = host.page.screenshot ? 8000 : 3000;
+  // One view's watch: a re-render keeps the frame but gives the view new timing.
   const started = host.frame;
+  const startedTiming = host.timing;
   /** @type {number | null} */
   let connectedAt = null;
   const check = () => {
-    if (started !== host.frame) return;
+    if (started !== host.frame || startedTiming !== host.timing) return;
     const { bridge, health, timing } = host;
     const now = performance.now();
     const loadedAt = timing.loadedAt;
@@ -301,17 +303,43 @@ export function documentQuery(host) {
 }
 
 /**
- * A new view: a fresh frame reads the template, with a fresh bridge endpoint and health; with the UI
- * withheld (state.noUi), the text a host without widgets shows instead (textonly.js).
+ * Whether the next view can go into the current frame's proxy instead of a new proxy frame: the proxy
+ * said it was ready in this frame, and the frame still has the sandbox the profile asks for (a sandbox
+ * attribute changes only with a navigation).
+ * @param {Host} host
+ */
+function canSwapView(host) {
+  const frame = host.frame;
+  return Boolean(
+    frame && frame.isConnected && host.proxyFrame === frame && frame.getAttribute("sandbox") === profileOf(host).sandbox,
+  );
+}
+
+/**
+ * A new view: a fresh document reads the template, with a fresh bridge endpoint and health; with the UI
+ * withheld (state.noUi), the text a host without widgets shows instead (textonly.js). A re-render (the
+ * page already shows a view of this call through a proxy that is ready) keeps that proxy frame and has it
+ * replace only its view (sandbox-proxy.js, "replace-view"): the new view is still a fresh document on the
+ * view origin under its own CSP, and does the whole bridge handshake again; what the old view still had
+ * on the way is dropped (main.js, host.swap).
  * @param {Host} host
  * @param {{ bridge: (held: boolean) => import("./bridge.js").Bridge, modesChanged: () => void }} wiring
  */
 export async function loadWidget(host, wiring) {
+  const { state, page } = host;
+  // The document is read while the old view answers its teardown: the two wait on different things.
+  const rules = host.session.hostRules && host.session.hostRules[state.profile];
+  const wantsDocument = !state.noUi && !(rules && rules.refuse);
+  /** @type {Promise<{ html: string, csp: string, document: string }> | null} */
+  const fetched = wantsDocument ? page.api(`/api/widget?${documentQuery(host)}`) : null;
+  if (fetched) fetched.catch(() => {}); // awaited below; a failure is reported there, not as unhandled
   if (host.modal) await host.modal.close("its widget reloaded"); // a modal goes with the view that opened it
   await teardownView(host);
   if (host.openaiPort) host.openaiPort.close();
   host.openaiPort = null;
-  const { state, page } = host;
+  const swap = wantsDocument && canSwapView(host);
+  // From here until the proxy says the old view is gone, anything from it is the old view's (main.js).
+  host.swap = swap ? newSwapId() : null;
   host.bridge = wiring.bridge(state.approval);
   host.health = { read: new Set(), errors: [], loadFailures: [] };
   host.timing = newTiming();
@@ -330,7 +358,6 @@ export async function loadWidget(host, wiring) {
   hideTextOnly();
   $("approval-bar").hidden = !state.approval;
   // A host that would show nothing for this widget (Claude, for a ui.domain it does not derive) shows nothing here.
-  const rules = host.session.hostRules && host.session.hostRules[state.profile];
   for (const warning of rules ? rules.warn : []) addLog(page, "host", "warn", `${profileOf(host).label}: ${warning}`);
   if (rules && rules.refuse) {
     const why = rules.refuse;
@@ -340,26 +367,40 @@ export async function loadWidget(host, wiring) {
     markSettled(page);
     return {};
   }
-  const frame = document.createElement("iframe");
+  const frame = swap && host.frame ? host.frame : document.createElement("iframe");
+  const swapId = host.swap;
   host.frame = frame;
-  frame.id = "widget";
-  frame.title = `${host.session.tool.name} widget`;
-  frame.setAttribute("sandbox", profileOf(host).sandbox);
-  // The document goes to the sandbox proxy once it says it is ready (resourceReady); the proxy frames
-  // the view's loader, served under the document's CSP by the token.
-  /** @type {{ html: string, csp: string, document: string }} */
-  const widgetDocument = await page.api(`/api/widget?${documentQuery(host)}`);
+  if (!swap) {
+    host.proxyFrame = null;
+    frame.id = "widget";
+    frame.title = `${host.session.tool.name} widget`;
+    frame.setAttribute("sandbox", profileOf(host).sandbox);
+  }
+  // The document goes to the sandbox proxy once it says it is ready (resourceReady), or at once to the
+  // proxy already there; the proxy frames the view's loader, served under the document's CSP by the token.
+  const widgetDocument = await /** @type {Promise<{ html: string, csp: string, document: string }>} */ (fetched);
+  if (host.frame !== frame || host.swap !== swapId) return {}; // a newer load started while this one fetched its document
   host.resource = {
     html: widgetDocument.html,
     sandbox: profileOf(host).sandbox,
     csp: host.session.template.declaredCsp || undefined,
   };
-  frame.src = `${host.session.sandboxOrigin}/proxy?${new URLSearchParams({ document: widgetDocument.document })}`;
-  if (host.frame !== frame) return {}; // a newer load started while this one fetched its document
-  $("widget").replaceWith(frame);
+  if (swap && swapId && frame.contentWindow) {
+    /** @type {AppsdkReplaceView} */
+    const replace = { type: "replace-view", swap: swapId, document: widgetDocument.document, resource: host.resource };
+    frame.contentWindow.postMessage({ __appsdk: replace }, host.session.sandboxOrigin);
+  } else {
+    frame.src = `${host.session.sandboxOrigin}/proxy?${new URLSearchParams({ document: widgetDocument.document })}`;
+    $("widget").replaceWith(frame);
+  }
   applyHeight(host);
   watchSettled(host);
   return {};
+}
+
+/** A re-render's id: random, so nothing the old view sends can pass for the proxy's "view-replaced". */
+function newSwapId() {
+  return typeof crypto.randomUUID === "function" ? crypto.randomUUID() : `${Date.now()}-${Math.random()}`;
 }
 
 /** An endpoint that is not connected to any view (before the first one loads). @returns {import("./bridge.js").Bridge} */
