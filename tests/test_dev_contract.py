@@ -83,7 +83,9 @@ def test_without_a_snapshot_each_reload_is_compared_with_the_last_one(dev: DevSe
     seen = save(dev, dev.project / "server.py", 'name="list-books"', 'name="list-picks"')
     wait_until(lambda: RENAMED in dev.out()[seen:], message="the classified reload")
     header = "the release contract changed since the last reload (no appsdk.contract.json to compare with"
-    assert header in dev.out()[seen:]
+    report = dev.out()[seen:]
+    # In this order, as one block: the reload, what it did to the contract, then each change.
+    assert report.index("reloaded") < report.index(header) < report.index(RENAMED), report
 
     seen = save(dev, dev.project / "widgets" / "book-list.html", "Book club picks</h1>", "Reads</h1>")
     wait_until(lambda: WIDGET_CHANGED in dev.out()[seen:], message="the widget's line")

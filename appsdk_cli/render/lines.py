@@ -1,8 +1,8 @@
 """Long reports as one text: lines of (style, text) pieces, styled on a terminal and plain elsewhere.
 
 rich's cost is per renderable (a table row for each of 2,000 changes took 5 s to draw), and even one
-text of 10,000 lines costs a third of a second to split into its Text objects; in a log or a pipe
-rich would only strip the colours again, so there the text is written as is.
+text of 10,000 lines costs a third of a second to split into its Text objects when it holds markup;
+in a log or a pipe there are no colours to give, so there the text goes out without markup.
 """
 
 from __future__ import annotations
@@ -37,5 +37,6 @@ class Lines:
         if self.styled:
             self.console.print(text, soft_wrap=True)
         else:
-            self.console.file.write(text + "\n")
-            self.console.file.flush()
+            # Through rich all the same, without markup (43 ms for 10,000 lines): a report printed inside
+            # a `with console:` block then keeps its place behind the lines buffered before it.
+            self.console.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)
