@@ -3,6 +3,7 @@ projects found from a sub-folder, and --port 80's Host without a port."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -236,5 +237,39 @@ def test_dev_on_port_80_answers_clients(project: Path):
         assert response.status_code == 200, response.text
         result = appsdk("tools", "--url", "http://localhost/mcp", "--json")
         assert result.returncode == 0, result.stderr
+    finally:
+        stop(dev.process)
+
+
+def _open_files(pid: int) -> set[str]:
+    """What this process's descriptors above stdio point at (`socket:[inode]`, `pipe:[inode]`, a path)."""
+    targets = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        if int(fd.name) > 2:
+            with contextlib.suppress(OSError):
+                targets.add(os.readlink(fd))
+    return targets
+
+
+def test_workers_and_the_spare_hold_none_of_the_supervisors_own_descriptors(project: Path):
+    """A fork holds only what it uses: not the watcher, not the workbench's sockets, not the pipes the
+    supervisor's threads open (a spare holding one made the widget types' child seem to run until the
+    next save)."""
+    dev = start_dev(project)
+    try:
+        edit(project / "server.py", '"Frankenstein"', '"Dracula"')
+        wait_until(lambda: "reloaded" in dev.out() and dev.spare_pids(), message="a reload and its spare")
+        supervisor = _open_files(dev.process.pid)
+        assert "anon_inode:inotify" in supervisor  # the watcher, which the forks must not hold
+        for pid in dev.worker_pids():
+            files = _open_files(pid)
+            assert not {"anon_inode:inotify", "anon_inode:[eventfd]"} & files, (pid, files)  # the watcher's
+            # Shared with the supervisor: the listening socket, the handoff pair, the two pipes of the
+            # worker's channel and its description's pipe. (Every epoll reads "anon_inode:[eventpoll]",
+            # its own included, so that name tells nothing.)
+            held = (files & supervisor) - {"anon_inode:[eventpoll]"}
+            sockets = {target for target in held if target.startswith("socket:")}
+            pipes = {target for target in held if target.startswith("pipe:")}
+            assert held == sockets | pipes and len(sockets) <= 3 and len(pipes) <= 3, (pid, held)
     finally:
         stop(dev.process)

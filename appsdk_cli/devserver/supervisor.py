@@ -200,7 +200,6 @@ class Supervisor:
         self._started = False
         self._dev_state_written = False
         self._project_lock: int | None = None  # held while we serve: one `appsdk dev` per project
-        self._closed_in_workers: list[int] = []  # sockets of this process's own servers (the workbench)
         self._state_extra: dict[str, str] = {}  # more for .appsdk/dev.json: record_extra
 
     # -- public -------------------------------------------------------------------------------
@@ -270,11 +269,6 @@ class Supervisor:
         with self._pending.lock:
             self._pending.hosts.append(host)
         self._wake()
-
-    def close_in_workers(self, *fds: int) -> None:
-        """Close these descriptors in every worker forked from now on (a listening socket the supervisor
-        serves itself, like the workbench's: a worker must not hold it open)."""
-        self._closed_in_workers.extend(fds)
 
     @property
     def local_origin(self) -> str:
@@ -776,9 +770,13 @@ class Supervisor:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            for fd in (to_worker_w, from_worker_r, described_r, *self._parent_fds()):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            # Only what the worker uses stays open. A pipe another thread of ours had just opened (the
+            # widget types' child's stdout, say) would otherwise be held by a spare that lives until the
+            # next save, and whoever reads that pipe to its end would wait as long.
+            keep = {0, 1, 2, self._sock.fileno(), to_worker_r, from_worker_w, described_w}
+            if self._handoff is not None:
+                keep |= {self._handoff.send_fd, self._handoff.receive_fd}
+            _close_all_but(keep)
             body(worker_module.Channel(to_worker_r, from_worker_w), described_w)
             os._exit(1)  # the bodies never return
         os.close(to_worker_r)
@@ -815,20 +813,6 @@ class Supervisor:
             environment=self._app_environment(),
             handoff=self._handoff,
         )
-
-    def _parent_fds(self) -> list[int]:
-        fds = [
-            self._wake_r,
-            self._wake_w,
-            self._selector.fileno(),
-            -1 if self._project_lock is None else self._project_lock,
-            *self._closed_in_workers,
-        ]
-        for other in self._workers.values():
-            fds += [other.channel.read_fd, other.channel.write_fd]
-            if other.description is not None:
-                fds.append(other.description.fd)
-        return [fd for fd in fds if fd >= 0]
 
     def _send(self, worker: _Worker, message: dict[str, Any]) -> None:
         # A worker that has just died cannot hear us; its exit is handled by _reap.
@@ -983,3 +967,13 @@ def _installed_stamp() -> tuple[int, int] | None:
     except OSError:
         return (0, 0)
     return (stat.st_ino, stat.st_mtime_ns)
+
+
+def _close_all_but(keep: set[int]) -> None:
+    start = 0
+    for fd in sorted(keep):
+        # Never an empty range: os.closerange(n, n) can close every descriptor from n up (close_range).
+        if start < fd:
+            os.closerange(start, fd)
+        start = fd + 1
+    os.closerange(start, max(start + 1, os.sysconf("SC_OPEN_MAX")))

@@ -44,7 +44,6 @@ class DevWorkbench:
             self.busy_port = self.port
             self.workbench.host.requested_port = 0
             self.workbench.start()
-        supervisor.close_in_workers(*(sock.fileno() for sock in self.workbench.sockets()))
 
     def close(self) -> None:
         self.workbench.close()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.host import api, noui, sandbox, widget
@@ -96,10 +95,6 @@ class HostServer(HostState):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def sockets(self) -> list[Any]:
-        """The listening sockets (a forking parent closes them in its children)."""
-        return [server.socket for server in self._servers]
 
     def serve_for(self, server: str) -> None:
         """Name the server whose widgets this host shows, before start(), when it was not known at

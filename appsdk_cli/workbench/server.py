@@ -20,7 +20,6 @@ listening sockets in each worker (`sockets`).
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -179,10 +178,6 @@ class Workbench:
     @property
     def url(self) -> str:
         return self.host.url
-
-    def sockets(self) -> list[socket.socket]:
-        """The listening sockets (a forking parent closes them in its children)."""
-        return self.host.sockets()
 
     # --- what the page reads -----------------------------------------------------------------------------
 
