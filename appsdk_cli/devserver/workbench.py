@@ -1,7 +1,7 @@
 """The workbench inside `appsdk dev`: listening before the supervisor forks, told about every reload.
 
 The workbench listens before the first worker is forked (so the start-up panel can print its URL) and
-learns the MCP URL from the Started event; the supervisor closes its sockets in every worker. This is
+learns the MCP URL from the Started event; a forked worker keeps none of the supervisor's descriptors. This is
 the session's side of it: the workbench itself (workbench/) knows nothing of `appsdk dev`.
 """
 
