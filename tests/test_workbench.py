@@ -217,6 +217,33 @@ def test_a_dev_reload_reaches_every_open_page(bench: Workbench) -> None:
         reader.close()
 
 
+def test_a_reload_pushed_early_gets_its_tool_news_after_and_a_page_opened_later_sees_both(bench: Workbench) -> None:
+    reader = EventReader(bench)
+    assert reader.next()[0] == "hello"
+    # As `appsdk dev` pushes it: the moment the new code answers (nothing known of its tools yet) ...
+    bench.reloaded(("widgets/trip.html",), None, seconds=0.05)
+    reload = reader.until(lambda e, d: e == "reload")
+    assert reload["tools"] is None and reload["notice"] is None and reload["codeChanged"] is False
+    # ... then what dev read of the new code.
+    bench.reload_news({"added": (), "removed": (), "changed": ("plan-trip",)}, "Refresh needed")
+    news = reader.until(lambda e, d: e == "reload-news")
+    assert news == {"tools": {"added": [], "removed": [], "changed": ["plan-trip"]}, "notice": "Refresh needed"}
+    reader.close()
+    later = EventReader(bench)
+    kind, hello = later.next()
+    assert kind == "hello"
+    assert hello["info"]["lastReload"]["notice"] == "Refresh needed"
+    assert hello["info"]["lastReload"]["files"] == ["widgets/trip.html"]
+    # A reload that changed nothing in the tools sends no news at all.
+    bench.reloaded(("widgets/trip.html",), None, seconds=0.05)
+    bench.reload_news(None, None)
+    bench.reloaded(("server.py",), None, seconds=0.05)
+    kinds: list[str] = []
+    later.until(lambda e, d: kinds.append(e) or (e == "reload" and d["files"] == ["server.py"]))
+    assert "reload-news" not in kinds and kinds.count("reload") == 2, kinds
+    later.close()
+
+
 def test_argument_problems_read_like_the_schema() -> None:
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     assert argument_problems(schema, {}) == ["arguments: 'n' is a required property"]

@@ -305,6 +305,8 @@ def test_dev_pushes_every_save_to_the_open_page(page, tmp_path: Path) -> None:
         widget(page).get_by_text("Dracula").wait_for(timeout=20_000)
         assert wait_run(page, calls=2)["result"]["structuredContent"]["books"][0]["title"] == "Dracula"
         assert page.evaluate("() => window.pageMarker") == "still the same page"
+        # The notice follows the push, once dev has read the new code's tools.
+        page.locator("#reload-notice b").wait_for(timeout=20_000)
         notice = page.locator("#reload-notice").text_content()
         assert "Refresh needed in ChatGPT" in notice and "Refresh" in page.locator("#reload-notice b").text_content()
         assert page.locator("#tool-description").text_content().endswith("freshly chosen, with title and author.")

@@ -79,6 +79,15 @@ class Reloaded:
 
 
 @dataclass(frozen=True)
+class NewCodeServing:
+    """A save's new code answers requests: said the moment it does, ahead of Reloaded, which waits for
+    the new code's description (tool changes, the contract), so a page can re-render without that wait."""
+
+    changed_files: tuple[str, ...]
+    seconds: float  # from the change being seen to the new code accepting requests
+
+
+@dataclass(frozen=True)
 class AppBroken:
     summary: str  # one line: "SyntaxError: invalid syntax (server.py line 12)"
     traceback: str
@@ -230,6 +239,7 @@ class TunnelLost:
 
 DevEvent = (
     Started
+    | NewCodeServing
     | Reloaded
     | AppBroken
     | AppExited

@@ -134,6 +134,8 @@ class DevSession:
 
                 if not webbrowser.open(self._bench.url):
                     self._emit(events.BrowserNotOpened(self._bench.url))
+        elif isinstance(event, events.NewCodeServing) and self._bench is not None:
+            self._bench.serving(event)
         elif isinstance(event, events.Reloaded):
             if self._widget is not None and event.app_ok and event.tools is not None:
                 self._widget.want_types()

@@ -54,6 +54,7 @@ from appsdk_cli.devserver.events import (
     AuthServerStarted,
     ContractReport,
     DevEvent,
+    NewCodeServing,
     Observer,
     Reloaded,
     Started,
@@ -650,6 +651,8 @@ class Supervisor:
         if worker.restart:
             # No save to report on: said as soon as it serves (its description only updates the tool list).
             self._emit(AppRestarted(seconds=worker.serving_at - worker.seen_at, app_ok=worker.ok))
+        elif self._started and worker.ok:
+            self._emit(NewCodeServing(changed_files=worker.changed_files, seconds=worker.serving_at - worker.seen_at))
         if worker.described:
             self._announce(worker)
         if self._reload_queued is not None:

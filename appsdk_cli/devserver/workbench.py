@@ -15,7 +15,7 @@ from appsdk_cli import chatgpt
 from appsdk_cli.errors import AppsdkError
 
 if TYPE_CHECKING:
-    from appsdk_cli.devserver.events import AppBroken, Reloaded, Started
+    from appsdk_cli.devserver.events import AppBroken, NewCodeServing, Reloaded, Started
     from appsdk_cli.devserver.supervisor import Supervisor
     from appsdk_cli.workbench import Workbench
 
@@ -29,6 +29,8 @@ class DevWorkbench:
         # The same port on every start (a bookmarked tab survives a restart), a free one when it is busy.
         self.port = project_port(project)
         self.busy_port: int | None = None
+        # Whether the page already heard of the reload under way (NewCodeServing), its news to follow.
+        self._told_early = False
         # The MCP URL is known once the supervisor has bound its socket; the page asks nothing before that.
         self.workbench: Workbench = Workbench(
             Target(url="http://127.0.0.1:0/mcp", source="appsdk dev"), port=self.port, dev=True
@@ -62,10 +64,19 @@ class DevWorkbench:
         """The app failed to import: every page says so, those opened later too, until a reload imports."""
         self.workbench.app_broken(event.summary)
 
+    def serving(self, event: NewCodeServing) -> None:
+        """The new code answers: the page re-renders now; what changed in the tools follows (reloaded)."""
+        self._told_early = True
+        self.workbench.reloaded(event.changed_files, None, app_ok=True, seconds=event.seconds)
+
     def reloaded(self, event: Reloaded) -> None:
         tools = None
         if event.tools is not None:
             tools = {"added": event.tools.added, "removed": event.tools.removed, "changed": event.tools.changed}
+        told_early, self._told_early = self._told_early, False
+        if told_early and event.app_ok:
+            self.workbench.reload_news(tools, refresh_notice(event))
+            return
         self.workbench.reloaded(
             event.changed_files,
             tools,

@@ -734,6 +734,16 @@ class Workbench:
                 self._relisting = relisting
             thread.start()
 
+    def reload_news(self, tools: dict[str, tuple[str, ...]] | None, notice: str | None) -> None:
+        """What the reload just pushed changed in the tools, now that dev has read the new code: pages
+        show the notice, and re-run their last call if its tool changed (when the save was not code,
+        which re-ran it already). Nothing to send when nothing changed."""
+        last = self._last_reload
+        if last is not None:
+            self._last_reload = {**last, "tools": tools, "notice": notice}
+        if tools is not None or notice is not None:
+            self.events.publish("reload-news", {"tools": tools, "notice": notice})
+
     def _refresh_tools(self, relisting: threading.Event, after: Sequence[Future[Any]] = ()) -> None:
         # The page hears of the listing only when it differs from what it has: most saves change no
         # tool, and sending thousands of them again would have every page redraw its list for nothing.

@@ -45,6 +45,7 @@
  * @property {AppsdkProfileCatalog | null} catalog
  * @property {EventSource | null} events
  * @property {number} reloads
+ * @property {AppsdkReloadEvent | null} lastReload the newest reload pushed, its news merged in
  * @property {number} trafficSeq the newest server traffic record shown
  * @property {ReturnType<typeof import("./panels.js").createPanels>} panels
  * @property {(event: KeyboardEvent) => void} onKey the page's keys, also pressed inside a host frame
@@ -94,6 +95,7 @@ export function createBench({ panels, onKey }) {
     catalog: null,
     events: null,
     reloads: 0,
+    lastReload: null,
     trafficSeq: 0,
     panels,
     onKey,

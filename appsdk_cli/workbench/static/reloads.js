@@ -63,20 +63,12 @@ export async function onReload(bench, event, exposed) {
   banner.hidden = false;
   banner.className = `banner${event.appOk ? "" : " error"}`;
   $("reload-text").textContent = reloadText(event);
-  const notice = $("reload-notice");
-  notice.replaceChildren();
-  if (event.notice) {
-    // The notice is ours (the same text the terminal shows), with **bold** for the control to press.
-    for (const [index, part] of event.notice.split("**").entries()) {
-      notice.append(index % 2 ? Object.assign(document.createElement("b"), { textContent: part }) : part);
-    }
-  }
+  bench.lastReload = event;
+  showNotice(event.notice);
   if (!event.appOk) return;
+  const last = lastDoneRun(bench);
+  const rerunLast = last && element("rerun-on-change", HTMLInputElement).checked && (event.codeChanged || changes(event.tools, last));
   const done = [...bench.runs.values()].filter((run) => run.data.status === "done");
-  const last = done.sort((a, b) => b.data.sequence - a.data.sequence)[0];
-  const changedTools = event.tools ? [...(event.tools.changed || []), ...(event.tools.added || [])] : [];
-  const rerunLast =
-    last && element("rerun-on-change", HTMLInputElement).checked && (event.codeChanged || changedTools.includes(last.data.tool));
   /** @type {Promise<unknown>[]} */
   const views = [];
   if (rerunLast) views.push(rerun(bench, last.data.id, { template: true }));
@@ -88,4 +80,46 @@ export async function onReload(bench, event, exposed) {
   // server's answer never stands in the way of the re-render.
   await Promise.allSettled(views);
   await loadSkills();
+}
+
+/**
+ * What the reload pushed changed in the tools, once dev has read the new code (it pushes the reload the
+ * moment the new code answers, and this right after): the notice, and the last call run again if its
+ * tool changed and the save, not being code, did not run it again already.
+ * @param {Bench} bench
+ * @param {{ tools: AppsdkReloadEvent["tools"], notice: string | null }} news
+ */
+export async function onReloadNews(bench, news) {
+  const reload = bench.lastReload;
+  if (!reload || !reload.appOk) return;
+  bench.lastReload = { ...reload, tools: news.tools, notice: news.notice };
+  showNotice(news.notice);
+  const last = lastDoneRun(bench);
+  if (!last || reload.codeChanged || !changes(news.tools, last)) return;
+  if (!element("rerun-on-change", HTMLInputElement).checked) return;
+  await rerun(bench, last.data.id, { template: true });
+}
+
+/** @param {string | null | undefined} text ours (the terminal's words), with **bold** for the control to press */
+function showNotice(text) {
+  const notice = $("reload-notice");
+  notice.replaceChildren();
+  if (!text) return;
+  for (const [index, part] of text.split("**").entries()) {
+    notice.append(index % 2 ? Object.assign(document.createElement("b"), { textContent: part }) : part);
+  }
+}
+
+/** @param {Bench} bench */
+function lastDoneRun(bench) {
+  const done = [...bench.runs.values()].filter((run) => run.data.status === "done");
+  return done.sort((a, b) => b.data.sequence - a.data.sequence)[0];
+}
+
+/**
+ * @param {AppsdkReloadEvent["tools"]} tools
+ * @param {import("./bench.js").PageRun} run
+ */
+function changes(tools, run) {
+  return Boolean(tools && [...(tools.changed || []), ...(tools.added || [])].includes(run.data.tool));
 }

@@ -10,7 +10,7 @@ import { $, api, createBench, messageOf } from "./bench.js";
 import { applyInspector, applyScheme, loadProfiles, onKey, wireControls, wireResizer } from "./controls.js";
 import { applyWidgetState, readWidgetState } from "./frames.js";
 import { createPanels } from "./panels.js";
-import { onReload, showAppState } from "./reloads.js";
+import { onReload, onReloadNews, showAppState } from "./reloads.js";
 import { showProgress, upsertRun } from "./runs.js";
 import { loadSkills } from "./skills.js";
 import { setTools, showSignInStep, wireSignIn } from "./tools.js";
@@ -114,6 +114,7 @@ function connectEvents() {
     onReload(bench, event, exposed);
     setApp(event.appOk ? { ok: true } : { ok: false, problem: event.problem }, event);
   });
+  on("reload-news", (news) => onReloadNews(bench, news));
   on("app", (app) => setApp(app));
   on("progress", (note) => showProgress(bench, note));
   on("signin", showSignInStep);
