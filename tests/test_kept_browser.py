@@ -6,6 +6,7 @@ APPSDK_HOME (conftest), so its own kept browser, removed at the end (its socket 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -53,6 +54,15 @@ def kept_pids(home: Path) -> set[int]:
             if KEPT in command and str(home) in command:
                 found.add(int(entry.name))
     return found
+
+
+def sockets_held(pid: int) -> int:
+    """How many sockets this process holds: the kept browser's listener, plus one per command it serves."""
+    count = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            count += os.readlink(fd).startswith("socket:")
+    return count
 
 
 def wait_until(condition, timeout: float = 20.0) -> bool:
@@ -260,6 +270,8 @@ def test_ctrl_c_during_a_kept_shot_is_one_line_and_the_kept_browser_serves_the_n
     by the same kept browser."""
     assert_a_widget_png(shoot(app_server.url, tmp_path / "one.png", uuid.uuid4().hex), tmp_path / "one.png")
     kept = kept_pids(home)
+    (kept_pid,) = kept
+    idle = sockets_held(kept_pid)
     out = tmp_path / "never.png"
     args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(out)]
     process = subprocess.Popen(
@@ -269,6 +281,9 @@ def test_ctrl_c_during_a_kept_shot_is_one_line_and_the_kept_browser_serves_the_n
         text=True,
         start_new_session=True,
     )
+    # `delay` after the command reached the kept browser, not after it was spawned: on a loaded machine
+    # a fixed time from the spawn can land while Python is still importing, before there is a shot.
+    wait_until(lambda: process.poll() is not None or sockets_held(kept_pid) > idle, timeout=30)
     time.sleep(delay)
     os.killpg(process.pid, signal.SIGINT)
     stdout, stderr = process.communicate(timeout=30)

@@ -286,8 +286,10 @@ def _run_watching(
     seen: dict[int, str] = {}
     deadline = time.monotonic() + timeout
     while process.poll() is None and time.monotonic() < deadline:
-        for pid in marked_pids(f"APPSDK_TEST_MARK={marker}") - seen.keys():
-            seen[pid] = command_of(pid)
+        # Read again each time: a process seen between its fork and its exec still shows its parent's
+        # command line (the kept browser's first look was the CLI's own, once).
+        for pid in marked_pids(f"APPSDK_TEST_MARK={marker}"):
+            seen[pid] = command_of(pid) or seen.get(pid, "")
         time.sleep(0.02)
     stdout, stderr = process.communicate(timeout=10)
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), seen
@@ -417,8 +419,8 @@ def test_sigterm_during_a_screenshot_stops_the_browser_too(app_server, tmp_path:
     seen: dict[int, str] = {}
     deadline = time.monotonic() + 30
     while not any("chrom" in c for c in seen.values()) and time.monotonic() < deadline:
-        for pid in marked_pids(needle) - seen.keys():
-            seen[pid] = command_of(pid)
+        for pid in marked_pids(needle):  # read again: before its exec a process shows its parent's command
+            seen[pid] = command_of(pid) or seen.get(pid, "")
         time.sleep(0.01)
     assert any("chrom" in c for c in seen.values()), "Chromium never started"
     process.send_signal(signal.SIGTERM)
@@ -455,8 +457,8 @@ def test_ctrl_c_during_a_screenshot_is_one_line_and_exit_130(app_server, tmp_pat
     seen: dict[int, str] = {}
     deadline = time.monotonic() + 30
     while not any("chrom" in c for c in seen.values()) and time.monotonic() < deadline:
-        for pid in marked_pids(needle) - seen.keys():
-            seen[pid] = command_of(pid)
+        for pid in marked_pids(needle):  # read again: before its exec a process shows its parent's command
+            seen[pid] = command_of(pid) or seen.get(pid, "")
         time.sleep(0.01)
     assert any("chrom" in c for c in seen.values()), "Chromium never started"
     time.sleep(delay)
@@ -514,8 +516,8 @@ def test_ctrl_c_while_the_tool_is_still_answering_stops_at_once(slow_tool_server
     seen: dict[int, str] = {}
     deadline = time.monotonic() + 30
     while not any("chrom" in c for c in seen.values()) and time.monotonic() < deadline:
-        for pid in marked_pids(needle) - seen.keys():
-            seen[pid] = command_of(pid)
+        for pid in marked_pids(needle):  # read again: before its exec a process shows its parent's command
+            seen[pid] = command_of(pid) or seen.get(pid, "")
         time.sleep(0.01)
     assert any("chrom" in c for c in seen.values()), "Chromium never started"
     time.sleep(0.5)
