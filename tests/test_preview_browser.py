@@ -401,28 +401,33 @@ def test_screenshot_without_chromium_says_how_to_install_it(app_server, tmp_path
     assert not marked_pids(f"APPSDK_TEST_MARK={marker}")
 
 
-def test_sigterm_during_a_screenshot_stops_the_browser_too(app_server, tmp_path: Path):
-    marker = uuid.uuid4().hex
-    needle = f"APPSDK_TEST_MARK={marker}"
-    args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(tmp_path / "never.png")]
+def _shot_until_chromium(args: list[str], marker: str, *, own_group: bool) -> tuple[subprocess.Popen, dict[int, str]]:
+    """Start `appsdk ARGS` with a browser of its own (the kept one is test_kept_browser's), and return once
+    its Chromium runs, with every process it started so far and its command line."""
     process = subprocess.Popen(
         [sys.executable, "-m", "appsdk_cli", *args],
-        env={
-            **os.environ,
-            "APPSDK_TEST_MARK": marker,
-            "APPSDK_KEEP_BROWSER": "0",
-        },  # its own browser: see test_kept_browser
+        env={**os.environ, "APPSDK_TEST_MARK": marker, "APPSDK_KEEP_BROWSER": "0"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=own_group,  # its own group, which a terminal's Ctrl-C goes to
     )
     seen: dict[int, str] = {}
     deadline = time.monotonic() + 30
     while not any("chrom" in c for c in seen.values()) and time.monotonic() < deadline:
-        for pid in marked_pids(needle):  # read again: before its exec a process shows its parent's command
+        # Read again each time: before its exec a process shows its parent's command line.
+        for pid in marked_pids(f"APPSDK_TEST_MARK={marker}"):
             seen[pid] = command_of(pid) or seen.get(pid, "")
         time.sleep(0.01)
     assert any("chrom" in c for c in seen.values()), "Chromium never started"
+    return process, seen
+
+
+def test_sigterm_during_a_screenshot_stops_the_browser_too(app_server, tmp_path: Path):
+    marker = uuid.uuid4().hex
+    needle = f"APPSDK_TEST_MARK={marker}"
+    args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(tmp_path / "never.png")]
+    process, seen = _shot_until_chromium(args, marker, own_group=False)
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=20)
     assert process.returncode in (1, 130), (process.returncode, stderr)
@@ -442,25 +447,7 @@ def test_ctrl_c_during_a_screenshot_is_one_line_and_exit_130(app_server, tmp_pat
     needle = f"APPSDK_TEST_MARK={marker}"
     out = tmp_path / "never.png"
     args = ["preview", "list-books", "--url", app_server.url, "--screenshot", str(out)]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "appsdk_cli", *args],
-        env={
-            **os.environ,
-            "APPSDK_TEST_MARK": marker,
-            "APPSDK_KEEP_BROWSER": "0",
-        },  # its own browser: see test_kept_browser
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own group, which the signal goes to, as a terminal's Ctrl-C does
-    )
-    seen: dict[int, str] = {}
-    deadline = time.monotonic() + 30
-    while not any("chrom" in c for c in seen.values()) and time.monotonic() < deadline:
-        for pid in marked_pids(needle):  # read again: before its exec a process shows its parent's command
-            seen[pid] = command_of(pid) or seen.get(pid, "")
-        time.sleep(0.01)
-    assert any("chrom" in c for c in seen.values()), "Chromium never started"
+    process, seen = _shot_until_chromium(args, marker, own_group=True)
     time.sleep(delay)
     os.killpg(process.pid, signal.SIGINT)
     stdout, stderr = process.communicate(timeout=30)
@@ -501,25 +488,7 @@ def test_ctrl_c_while_the_tool_is_still_answering_stops_at_once(slow_tool_server
     needle = f"APPSDK_TEST_MARK={marker}"
     out = tmp_path / "never.png"
     args = ["preview", "long-report", "--url", slow_tool_server.url, "--screenshot", str(out)]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "appsdk_cli", *args],
-        env={
-            **os.environ,
-            "APPSDK_TEST_MARK": marker,
-            "APPSDK_KEEP_BROWSER": "0",
-        },  # its own browser: see test_kept_browser
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    seen: dict[int, str] = {}
-    deadline = time.monotonic() + 30
-    while not any("chrom" in c for c in seen.values()) and time.monotonic() < deadline:
-        for pid in marked_pids(needle):  # read again: before its exec a process shows its parent's command
-            seen[pid] = command_of(pid) or seen.get(pid, "")
-        time.sleep(0.01)
-    assert any("chrom" in c for c in seen.values()), "Chromium never started"
+    process, seen = _shot_until_chromium(args, marker, own_group=True)
     time.sleep(0.5)
     os.killpg(process.pid, signal.SIGINT)
     signalled = time.monotonic()
