@@ -252,6 +252,18 @@ def test_a_file_parameter_is_uploaded_and_reaches_the_tool_as_a_file_object(page
     }
 
 
+def start_dev(project: Path) -> subprocess.Popen:
+    """`appsdk dev` on the project, its terminal lines (plain, unwrapped) read by dev_workbench_url."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "appsdk_cli", "dev", "--port", str(free_port())],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+    )
+
+
 def dev_workbench_url(process: subprocess.Popen, lines: list[str], timeout: float = 60) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -267,15 +279,7 @@ def dev_workbench_url(process: subprocess.Popen, lines: list[str], timeout: floa
 
 def test_dev_pushes_every_save_to_the_open_page(page, tmp_path: Path) -> None:
     project = scaffold("book-club", tmp_path).path
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "appsdk_cli", "dev", "--port", str(port)],
-        cwd=project,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
-    )
+    process = start_dev(project)
     lines: list[str] = []
     try:
         url = dev_workbench_url(process, lines)

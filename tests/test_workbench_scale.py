@@ -211,25 +211,17 @@ def test_a_save_that_changes_no_tool_rerenders_the_widget_and_leaves_the_tool_li
     """Under a real `appsdk dev`: the widget re-renders in place, the page is not sent the listing again (the
     list's items are the same nodes), and it asks for the skills once more (a save may change them)."""
     pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
-    import os
     import signal
     import subprocess
 
     from preview_helpers import widget_view
-    from test_workbench_browser import dev_workbench_url, open_workbench, wait_run
+    from test_workbench_browser import dev_workbench_url, open_workbench, start_dev, wait_run
 
     from appsdk_cli.scaffold import scaffold
 
     page = workbench_page
     project = scaffold("book-club", tmp_path).path
-    process = subprocess.Popen(
-        [sys.executable, "-m", "appsdk_cli", "dev", "--port", str(free_port())],
-        cwd=project,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
-    )
+    process = start_dev(project)
     lines: list[str] = []
     try:
         open_workbench(page, dev_workbench_url(process, lines))

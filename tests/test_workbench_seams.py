@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, RunningServer, free_port, serve, stop
 from preview_helpers import NEEDS_CHROMIUM, view_frame
-from test_workbench_browser import dev_workbench_url, open_workbench, wait_run, widget
+from test_workbench_browser import dev_workbench_url, open_workbench, start_dev, wait_run, widget
 
 from appsdk_cli.appmeta import TOOL_CRASH
 from appsdk_cli.connection import Target
@@ -61,14 +61,7 @@ class Dev:
     def __init__(self, project: Path) -> None:
         self.project = project
         self.lines: list[str] = []
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "appsdk_cli", "dev", "--port", str(free_port())],
-            cwd=project,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
-        )
+        self.process = start_dev(project)
         self.url = dev_workbench_url(self.process, self.lines)
 
     def stop(self) -> str:
