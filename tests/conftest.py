@@ -94,6 +94,59 @@ def pytest_collection_modifyitems(config, items) -> None:
                 item._id = coerce_node_id(f"{item.nodeid}@{module}")
 
 
+# --- a browser test that fails says what its page showed ------------------------------------------------
+
+_PAGE_DUMP_LIMIT = 8000
+# Each frame of the page: its address, and what a host page and a widget's view hold. Run inside each frame,
+# so it reads only that frame's own globals; anything missing is left out.
+_FRAME_FACTS = """() => {
+  const facts = { readyState: document.readyState };
+  const preview = window.appsdkPreview;
+  if (preview) {
+    const state = preview.state ? preview.state() : null;
+    facts.host = {
+      settled: preview.settled,
+      bridge: preview.bridge,
+      problems: preview.problems ? preview.problems() : null,
+      state: state && { profile: state.profile, displayMode: state.displayMode, noUi: state.noUi },
+      log: (preview.log || []).slice(-25).map((e) => `${e.kind} ${e.level}: ${e.message}`),
+    };
+  }
+  if (window.appsdkWorkbench && window.appsdkWorkbench.runs) {
+    facts.runs = window.appsdkWorkbench.runs().map((r) => ({ id: r.id, status: r.status, calls: r.calls, widget: r.widget }));
+  }
+  if (!preview && !window.appsdkWorkbench && document.body) facts.text = document.body.innerText.slice(0, 400);
+  return facts;
+}"""
+
+
+def _page_facts(page) -> str:
+    import json
+
+    lines = []
+    for frame in page.frames:
+        try:
+            facts = json.dumps(frame.evaluate(_FRAME_FACTS), default=str)
+        except Exception as error:  # a frame navigating or detached as we look
+            facts = f"(unreadable: {str(error).splitlines()[0]})"
+        lines.append(f"{frame.url[:160]}\n  {facts}")
+    return "\n".join(lines)[-_PAGE_DUMP_LIMIT:]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    page = getattr(item, "funcargs", {}).get("workbench_page")
+    if report.when != "call" or not report.failed or page is None:
+        return
+    try:
+        facts = _page_facts(page)
+    except Exception as error:  # the page itself gone: the failure says enough
+        facts = f"(the page could not be read: {error})"
+    report.sections.append(("what the page showed when the test failed", facts))
+
+
 # --- no process outlives the run: not on failure, not on Ctrl-C, not on SIGTERM -----------------------------
 
 
