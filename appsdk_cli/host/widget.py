@@ -183,10 +183,14 @@ def document_for_page(request: Request) -> None:
     view origin serves that same document by (/view?document=TOKEN), under its CSP."""
     host = request.host
     try:
+        # Read first: a call that ends while the document is built is then said to be pending, and the
+        # page sends its result again once the view connects (harmless), never the other way round.
+        pending = host.view(request.query.get("run", DEFAULT_RUN))[0].pending
         html, csp = widget_document(host, request.query)
     except UnknownRun:
         raise HttpError(HTTPStatus.NOT_FOUND, "no such run") from None
-    request.json(HTTPStatus.OK, {"html": html, "csp": csp, "document": host.remember_document(html, csp)})
+    document = host.remember_document(html, csp)
+    request.json(HTTPStatus.OK, {"html": html, "csp": csp, "document": document, "pending": pending})
 
 
 # The view origin serves the documents the host page was handed, and nothing else.

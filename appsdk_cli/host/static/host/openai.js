@@ -3,6 +3,7 @@
 // with its own reports (errors, failed loads, CSP violations, what data the widget read, its size).
 
 import { callTool, model } from "./calls.js";
+import { toolResponseMetadata } from "./context.js";
 import { exitMode, requestDisplayModeFromOpenai } from "./controls.js";
 import { judgeCspViolation } from "./csp.js";
 import { base64Of, pickFiles } from "./files.js";
@@ -144,6 +145,21 @@ export function connectOpenai(host, port) {
   host.openaiPort = port;
   const methods = { ...openaiMethods(host), ...(host.inModal ? modalMethods(host, host.inModal) : {}) };
   port.onmessage = (event) => onOpenai(host, methods, event.data);
+  catchUp(host);
+}
+
+/**
+ * A view whose document was built while its call was in flight, and whose result came (sendResult)
+ * before its bootstrap connected: the result reaches it now, as it would have over a port already there.
+ * Not while the call waits for approval: approving sends the input and the result together.
+ * @param {Host} host
+ */
+function catchUp(host) {
+  const { session, bridge } = host;
+  if (!host.documentPending || session.pending || bridge.held || bridge.cancelled) return;
+  host.documentPending = false;
+  const globals = { toolOutput: session.result.structuredContent ?? null, toolResponseMetadata: toolResponseMetadata(session.result) };
+  toOpenai(host, { type: "globals", globals });
 }
 
 /**

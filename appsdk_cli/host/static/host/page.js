@@ -47,6 +47,8 @@ import { createTrafficRecorder } from "./traffic.js";
  * @property {Health} health
  * @property {import("./view.js").Timing} timing for "settled"
  * @property {boolean} loaded a view was loaded at least once
+ * @property {boolean} [documentPending] the current view's document was built while the call was in
+ *   flight, so its window.openai globals lack the result (openai.js connectOpenai catches it up)
  * @property {boolean} [deferredCall] the call held for approval is being made now (calls.js runDeferredCall)
  * @property {HTMLIFrameElement | null} [proxyFrame] the frame whose sandbox proxy said it was ready (a
  *   re-render may hand it a new view: view.js loadWidget)

@@ -330,7 +330,7 @@ export async function loadWidget(host, wiring) {
   // The document is read while the old view answers its teardown: the two wait on different things.
   const rules = host.session.hostRules && host.session.hostRules[state.profile];
   const wantsDocument = !state.noUi && !(rules && rules.refuse);
-  /** @type {Promise<{ html: string, csp: string, document: string }> | null} */
+  /** @type {Promise<{ html: string, csp: string, document: string, pending: boolean }> | null} */
   const fetched = wantsDocument ? page.api(`/api/widget?${documentQuery(host)}`) : null;
   if (fetched) fetched.catch(() => {}); // awaited below; a failure is reported there, not as unhandled
   if (host.modal) await host.modal.close("its widget reloaded"); // a modal goes with the view that opened it
@@ -378,8 +378,9 @@ export async function loadWidget(host, wiring) {
   }
   // The document goes to the sandbox proxy once it says it is ready (resourceReady), or at once to the
   // proxy already there; the proxy frames the view's loader, served under the document's CSP by the token.
-  const widgetDocument = await /** @type {Promise<{ html: string, csp: string, document: string }>} */ (fetched);
+  const widgetDocument = await /** @type {Promise<{ html: string, csp: string, document: string, pending: boolean }>} */ (fetched);
   if (host.frame !== frame || host.swap !== swapId) return {}; // a newer load started while this one fetched its document
+  host.documentPending = widgetDocument.pending;
   host.resource = {
     html: widgetDocument.html,
     sandbox: profileOf(host).sandbox,
