@@ -113,7 +113,8 @@ _FRAME_FACTS = """() => {
     };
   }
   if (window.appsdkWorkbench && window.appsdkWorkbench.runs) {
-    facts.runs = window.appsdkWorkbench.runs().map((r) => ({ id: r.id, status: r.status, calls: r.calls, widget: r.widget }));
+    facts.runs = window.appsdkWorkbench.runs()
+      .map((r) => ({ id: r.id, status: r.status, calls: r.calls, widget: r.widget }));
   }
   if (!preview && !window.appsdkWorkbench && document.body) facts.text = document.body.innerText.slice(0, 400);
   return facts;
