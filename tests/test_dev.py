@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -459,6 +460,34 @@ def test_signal_stops_every_worker(project: Path, signum: int):
         assert not (project / ".appsdk" / "dev.json").exists()
     finally:
         stop(server.process)
+
+
+def test_signals_that_arrive_while_dev_stops_are_taken_quietly(project: Path):
+    # Python writes a byte to dev's wakeup pipe for every signal. The pipe was closed before the signal
+    # handlers were put back, so a worker's SIGCHLD in between printed "Exception ignored when trying to
+    # write to the signal wakeup fd ... Bad file descriptor" (or wrote into whatever took the number).
+    # A storm of SIGCHLD from here covers every moment of the stop.
+    server = start_dev(project)
+    storming = threading.Event()
+
+    def storm() -> None:
+        while not storming.is_set():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(server.process.pid, signal.SIGCHLD)
+            time.sleep(0.0002)
+
+    stormer = threading.Thread(target=storm, daemon=True)
+    try:
+        stormer.start()
+        server.process.send_signal(signal.SIGINT)
+        assert server.process.wait(timeout=WAIT) == 0
+    finally:
+        storming.set()
+        stormer.join()
+        stop(server.process)
+    assert "stopped" in server.out()
+    assert "wakeup fd" not in server.err() + server.out(), server.err()
+    assert "Traceback" not in server.err() + server.out(), server.err()
 
 
 def test_workers_die_with_a_killed_supervisor(project: Path):

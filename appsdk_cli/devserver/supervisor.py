@@ -320,6 +320,13 @@ class Supervisor:
             self._shutdown()
             if previous is not None:
                 self._restore_signals(previous)
+            # Only now: until the handlers are put back, every signal (a worker's SIGCHLD, a second
+            # Ctrl-C) has Python write to this pipe, and a closed one makes that an error on the terminal,
+            # or a write into whatever file took its number meanwhile.
+            wake, (self._wake_r, self._wake_w) = (self._wake_r, self._wake_w), (-1, -1)
+            for fd in wake:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -881,9 +888,6 @@ class Supervisor:
         if self._handoff is not None:
             self._handoff.close()
         self._selector.close()
-        for fd in (self._wake_r, self._wake_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
         if self._started:
             self._emit(Stopped())
 
@@ -904,6 +908,8 @@ class Supervisor:
         self._wake()
 
     def _wake(self) -> None:
+        if self._wake_w < 0:  # stopped: the number may be another file's by now
+            return
         with contextlib.suppress(BlockingIOError, OSError):
             os.write(self._wake_w, b"\0")
 
