@@ -7,6 +7,7 @@ the widget on its second loopback origin (`#widget`); the tests read the widget'
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -58,6 +59,41 @@ def widget(page, run_index: int = 0, frame_index: int = 0):
 def host_window(page, run_index: int = 0, frame_index: int = 0, expression: str = "w => w.appsdkPreview.state()"):
     handle = page.locator(".run").nth(run_index).locator(".host-frame iframe").nth(frame_index).element_handle()
     return handle.content_frame().evaluate(f"({expression})(window)")
+
+
+class HeldViews:
+    """The widget views' requests, held by the browser until released: a test orders what a busy machine
+    may order so (the view loading last). Released on the way out whatever happens, so the page can close."""
+
+    PATTERN = re.compile(r"/view\?document=")
+
+    def __init__(self, page) -> None:
+        self.page = page
+        self.routes: list = []
+        self.holding = False
+
+    def __enter__(self) -> HeldViews:
+        self.page.context.route(self.PATTERN, lambda route: self.routes.append(route))
+        self.holding = True
+        return self
+
+    def wait(self, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.routes and time.monotonic() < deadline:
+            self.page.wait_for_timeout(20)
+        assert self.routes, "the widget's view was never asked for"
+
+    def release(self) -> None:
+        if not self.holding:
+            return
+        self.holding = False
+        for route in self.routes:
+            route.continue_()
+        self.page.context.unroute(self.PATTERN)
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(Exception):
+            self.release()
 
 
 def test_a_form_from_the_input_schema_checks_and_runs_the_tool(page, trip_bench: Workbench) -> None:
@@ -408,31 +444,24 @@ def test_a_result_that_comes_before_the_widget_connects_still_reaches_window_ope
     # The view's document is built while the call is in flight (no toolOutput in it); the call ends, and
     # the host page gets the result, before the view's bootstrap has connected window.openai. A busy CI
     # machine once ordered it so, and the widget stayed empty.
-    held: list = []
-    view_request = re.compile(r"/view\?document=")
-    page.context.route(view_request, lambda route: held.append(route))
     done = tmp_path / "done"
     open_workbench(page, trip_bench.url)
     page.locator('#tool-list [data-tool="trip-when-told"]').click()
     page.click("#tab-json")
     page.fill("#json-editor", json.dumps({"city": "Oslo", "until": str(done)}))
-    page.click("#run-button")
-    deadline = time.monotonic() + 20
-    while not held and time.monotonic() < deadline:
-        page.wait_for_timeout(20)
-    assert held, "the widget's view was never asked for"
-    assert page.evaluate("() => window.appsdkWorkbench.runs()[0].status") == "running"
-    done.touch()
-    assert wait_run(page)["status"] == "done"
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.run .host-frame iframe')].some((f) =>"
-        " f.contentWindow.appsdkPreview.log.some((e) => e.message.startsWith('a new tool result')))",
-        timeout=15_000,
-    )
-    for route in held:
-        route.continue_()
-    page.context.unroute(view_request)
-    widget(page).get_by_text("Oslo").wait_for(timeout=15_000)
+    with HeldViews(page) as views:
+        page.click("#run-button")
+        views.wait()
+        assert page.evaluate("() => window.appsdkWorkbench.runs()[0].status") == "running"
+        done.touch()
+        assert wait_run(page)["status"] == "done"
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.run .host-frame iframe')].some((f) =>"
+            " f.contentWindow.appsdkPreview.log.some((e) => e.message.startsWith('a new tool result')))",
+            timeout=15_000,
+        )
+        views.release()
+        widget(page).get_by_text("Oslo").wait_for(timeout=15_000)
     assert widget(page).locator("#nights").text_content() == "1 nights, pace normal"
 
 
@@ -468,3 +497,30 @@ def test_always_ask_holds_the_input_partial_input_streams_then_input_on_approve(
     # An empty object, then one argument (seconds): the model writing its arguments, before tool-input.
     assert events[: events.index("tool-input")].count("tool-input-partial") == 2, events
     assert events.index("tool-input") < events.index("tool-result")
+
+
+def test_partial_input_streamed_before_the_view_initializes_reaches_it_once_it_has(page, trip_bench: Workbench) -> None:
+    # "Stream input" shows as soon as the call is held, before the view has loaded: what it streams then
+    # waits for the view's ui/notifications/initialized (the first click used to fail, on a busy machine).
+    open_workbench(page, trip_bench.url)
+    page.locator("#permissions").select_option("always")
+    page.locator('#tool-list [data-tool="slow-plan"]').click()
+    field(page, "seconds").locator("input").fill("0.5")
+    frame = page.locator(".run").first.locator(".host-frame").first
+    with HeldViews(page) as views:
+        page.click("#run-button")
+        frame.get_by_role("button", name="Stream input").click(timeout=20_000)
+        views.wait()
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.run .host-frame iframe')].some((f) => f.contentWindow.appsdkPreview"
+            ".log.filter((e) => e.message.includes('waits for the view')).length === 2)",
+            timeout=15_000,
+        )
+        assert frame.locator(".frame-note").text_content() == ""
+    widget(page).locator("#events li", has_text="tool-input-partial").nth(1).wait_for(timeout=15_000)
+    assert "tool-input" not in lifecycle_events(page)
+    frame.get_by_role("button", name="Approve").click()
+    widget(page).locator("#events li", has_text="tool-result").wait_for(timeout=15_000)
+    events = lifecycle_events(page)
+    assert events.index("tool-input-partial") < events.index("tool-input") < events.index("tool-result"), events
+    assert events.count("tool-input-partial") == 2, events

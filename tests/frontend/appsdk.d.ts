@@ -278,7 +278,8 @@ interface AppsdkPreviewApi {
   sendResult(result: McpCallToolResult): Promise<Record<string, never>>;
   reloadTemplate(): Promise<Record<string, never>>;
   approve(): Promise<{ approved: boolean }>;
-  sendPartialInput(args: Record<string, unknown>): Promise<Record<string, never>>;
+  /** `queued`: the view has not initialized yet; it gets the partial input once it has. */
+  sendPartialInput(args: Record<string, unknown>): Promise<{ queued?: boolean }>;
   state(): Record<string, unknown> | null;
 }
 

@@ -70,6 +70,8 @@ export function createBridge({ send, handlers, onNotification, log, held = false
     /** tool-input waits for the call's approval. */
     held,
     cancelled: false,
+    /** @type {Record<string, unknown>[]} tool-input-partial asked for before the view initialized (calls.js) */
+    partialInputs: [],
     /** @type {string[] | null} the view's appCapabilities.availableDisplayModes */
     appModes: null,
 

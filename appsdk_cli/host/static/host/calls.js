@@ -23,6 +23,9 @@ import {
 
 /** @typedef {import("./page.js").Host} Host */
 
+// tool-input-partial asked for before the view initialized: the newest this many wait for it.
+const PARTIAL_INPUTS_KEPT = 50;
+
 /**
  * What the model would see: context updates and the messages a widget adds to the conversation.
  * @param {Host} host
@@ -207,6 +210,8 @@ function onBridgeNotification(host, method, p) {
   if (method === "ui/notifications/initialized") {
     if (bridge.initialized) return; // tool-input goes exactly once per view
     bridge.initialized = true;
+    const partial = bridge.partialInputs.splice(0);
+    if (!bridge.cancelled) for (const args of partial) notifyPartialInput(host, args);
     if (bridge.held) {
       log("info", "ui/notifications/initialized; tool-input held until the call is approved");
       return;
@@ -330,12 +335,28 @@ async function runDeferredCall(host) {
  */
 export function sendPartialInput(host, args) {
   const bridge = host.bridge;
-  if (!bridge.initialized) throw new Error("the view has not completed ui/initialize yet");
   if (bridge.inputSent) throw new Error("tool-input was already sent: partial input stops once the complete input is sent");
   if (bridge.cancelled) throw new Error("the call was cancelled");
-  bridge.notify("ui/notifications/tool-input-partial", { arguments: args || {} });
-  addLog(host.page, "bridge", "info", `tool-input-partial ${short(args)}`);
+  if (!bridge.initialized) {
+    // The model writes its arguments while the view is still starting: they go, in order, once it has
+    // initialized (a host sends it nothing before). Each holds all the arguments so far, so only the
+    // newest few are worth keeping.
+    bridge.partialInputs.push(args || {});
+    bridge.partialInputs.splice(0, bridge.partialInputs.length - PARTIAL_INPUTS_KEPT);
+    addLog(host.page, "bridge", "info", `tool-input-partial ${short(args)} waits for the view's ui/notifications/initialized`);
+    return { queued: true };
+  }
+  notifyPartialInput(host, args);
   return {};
+}
+
+/**
+ * @param {Host} host
+ * @param {Record<string, unknown>} args
+ */
+function notifyPartialInput(host, args) {
+  host.bridge.notify("ui/notifications/tool-input-partial", { arguments: args || {} });
+  addLog(host.page, "bridge", "info", `tool-input-partial ${short(args)}`);
 }
 
 /**
