@@ -3,7 +3,8 @@
 GET  /                     the host page (host.html) under the host page's CSP
 GET  /api/session          what the page needs to play the host for a run (?run=ID; none: the default run)
 GET  /api/profiles         the host profiles and devices (profiles.py), for the host page and the workbench
-GET  /api/widget           the widget document for the run and the page's settings, its CSP, its view token
+GET  /api/widget           the widget document for the run and the page's settings, its CSP, its view token,
+                           and whether the call was still pending when it was built
 GET  /<path>               a file under the static folder (static.py): the page's scripts and styles
 POST /api/call             a widget's tools/call or window.openai.callTool, forwarded to the real server;
                            202 {held} instead when the permission mode asks the user first (permissions.py)
