@@ -490,6 +490,37 @@ def test_signals_that_arrive_while_dev_stops_are_taken_quietly(project: Path):
     assert "Traceback" not in server.err() + server.out(), server.err()
 
 
+def test_a_worker_forked_into_a_storm_of_signals_prints_nothing(project: Path):
+    # A fork starts with the supervisor's signal handlers and wakeup pipe, and closes the pipe before it puts
+    # its own handlers in place: a signal in between (Ctrl-C reaches the whole group; the stop's SIGTERM
+    # meets a spare just forked) printed "Exception ignored ... signal wakeup fd ... Bad file descriptor".
+    # SIGCHLD to dev and each of its children, through saves that fork workers and spares, covers that moment.
+    server = start_dev(project)
+    storming = threading.Event()
+
+    def storm() -> None:
+        while not storming.is_set():
+            for pid in server.worker_pids() | {server.process.pid}:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCHLD)
+            time.sleep(0.0002)
+
+    stormer = threading.Thread(target=storm, daemon=True)
+    try:
+        stormer.start()
+        for old, new in (("Frankenstein", "Dracula"), ("Dracula", "Emma"), ("Emma", "Middlemarch")):
+            edit(project / "server.py", f'"{old}"', f'"{new}"')
+            wait_until(lambda new=new: title_becomes(server.url, new), message=f"the reload to {new}")
+        server.process.send_signal(signal.SIGINT)
+        assert server.process.wait(timeout=WAIT) == 0
+    finally:
+        storming.set()
+        stormer.join()
+        stop(server.process)
+    assert "wakeup fd" not in server.err() + server.out(), server.err()
+    assert "Traceback" not in server.err() + server.out(), server.err()
+
+
 def test_workers_die_with_a_killed_supervisor(project: Path):
     server = start_dev(project)
     pids = server.worker_pids()

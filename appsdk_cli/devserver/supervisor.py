@@ -92,6 +92,8 @@ RESTARTS_PER_WINDOW = 5
 RESTART_WINDOW_SECONDS = 60.0
 # A reload slower than this says where its time went, in one more line (Reloaded.slow).
 SLOW_RELOAD_SECONDS = 0.5
+# The signals whose handlers run() installs (_install_signals).
+_HANDLED_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD})
 _LISTENER = "listener"  # the selector's tag for the listening socket, watched while no worker serves
 
 BoundHook = Callable[["Supervisor"], None]
@@ -778,8 +780,18 @@ class Supervisor:
         # Unflushed output would be written twice: once by us, once by the fork.
         sys.stdout.flush()
         sys.stderr.flush()
-        pid = os.fork()
+        # Held back across the fork: the child must not run our handlers (they write to the wakeup pipe it
+        # is about to close, and would swallow the SIGTERM that stops a spare just forked) before it has
+        # put its own in place. What arrived meanwhile is then delivered to those.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED_SIGNALS)
+        try:
+            pid = os.fork()
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            raise
         if pid == 0:
+            worker_module.leave_signals_to_the_supervisor()
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             # Only what the worker uses stays open. A pipe another thread of ours had just opened (the
             # widget types' child's stdout, say) would otherwise be held by a spare that lives until the
             # next save, and whoever reads that pipe to its end would wait as long.
@@ -789,6 +801,7 @@ class Supervisor:
             _close_all_but(keep)
             body(worker_module.Channel(to_worker_r, from_worker_w), described_w)
             os._exit(1)  # the bodies never return
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         os.close(to_worker_r)
         os.close(from_worker_w)
         os.close(described_w)

@@ -202,7 +202,7 @@ def run_spare(
 
     def body() -> int:
         _die_with_parent(parent_pid)
-        _leave_signals_to_the_supervisor()
+        leave_signals_to_the_supervisor()
         os.environ.update(dict(environment))
         _import_libraries(libraries)
         message = channel.wait_for("load", lambda _: None)  # allow-host: the spec brings the current lists
@@ -283,7 +283,7 @@ def spec_from_message(fields: dict[str, Any]) -> WorkerSpec:
     )
 
 
-def _leave_signals_to_the_supervisor() -> None:
+def leave_signals_to_the_supervisor() -> None:
     # Ctrl-C reaches the whole process group; the supervisor decides how the workers stop (SIGTERM).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # likewise a closing terminal
@@ -295,7 +295,7 @@ def _leave_signals_to_the_supervisor() -> None:
 
 def _become_worker(spec: WorkerSpec) -> None:
     _die_with_parent(spec.parent_pid)
-    _leave_signals_to_the_supervisor()
+    leave_signals_to_the_supervisor()
     os.environ.update(dict(spec.environment))
     # Python's usual .pyc check is mtime-in-seconds plus size: two same-size saves within a second would
     # load stale bytecode written by the import itself. The describer writes hash-checked ones instead
