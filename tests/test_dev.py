@@ -462,32 +462,48 @@ def test_signal_stops_every_worker(project: Path, signum: int):
         stop(server.process)
 
 
+@contextlib.contextmanager
+def sigchld_storm(targets: Callable[[], set[int]]) -> Iterator[None]:
+    """SIGCHLD every 0.2 ms to each process `targets()` names, while the block runs (SIGCHLD, since a
+    process that does not handle it ignores it)."""
+    storming = threading.Event()
+
+    def storm() -> None:
+        while not storming.is_set():
+            for pid in targets():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCHLD)
+            time.sleep(0.0002)
+
+    stormer = threading.Thread(target=storm, daemon=True)
+    stormer.start()
+    try:
+        yield
+    finally:
+        storming.set()
+        stormer.join()
+
+
+def assert_stopped_quietly(server: DevServer) -> None:
+    assert server.process.wait(timeout=WAIT) == 0
+    assert "stopped" in server.out()
+    assert "wakeup fd" not in server.err() + server.out(), server.err()
+    assert "Traceback" not in server.err() + server.out(), server.err()
+
+
 def test_signals_that_arrive_while_dev_stops_are_taken_quietly(project: Path):
     # Python writes a byte to dev's wakeup pipe for every signal. The pipe was closed before the signal
     # handlers were put back, so a worker's SIGCHLD in between printed "Exception ignored when trying to
     # write to the signal wakeup fd ... Bad file descriptor" (or wrote into whatever took the number).
     # A storm of SIGCHLD from here covers every moment of the stop.
     server = start_dev(project)
-    storming = threading.Event()
-
-    def storm() -> None:
-        while not storming.is_set():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(server.process.pid, signal.SIGCHLD)
-            time.sleep(0.0002)
-
-    stormer = threading.Thread(target=storm, daemon=True)
     try:
-        stormer.start()
-        server.process.send_signal(signal.SIGINT)
-        assert server.process.wait(timeout=WAIT) == 0
+        with sigchld_storm(lambda: {server.process.pid}):
+            server.process.send_signal(signal.SIGINT)
+            server.process.wait(timeout=WAIT)
     finally:
-        storming.set()
-        stormer.join()
         stop(server.process)
-    assert "stopped" in server.out()
-    assert "wakeup fd" not in server.err() + server.out(), server.err()
-    assert "Traceback" not in server.err() + server.out(), server.err()
+    assert_stopped_quietly(server)
 
 
 def test_a_worker_forked_into_a_storm_of_signals_prints_nothing(project: Path):
@@ -496,29 +512,16 @@ def test_a_worker_forked_into_a_storm_of_signals_prints_nothing(project: Path):
     # meets a spare just forked) printed "Exception ignored ... signal wakeup fd ... Bad file descriptor".
     # SIGCHLD to dev and each of its children, through saves that fork workers and spares, covers that moment.
     server = start_dev(project)
-    storming = threading.Event()
-
-    def storm() -> None:
-        while not storming.is_set():
-            for pid in server.worker_pids() | {server.process.pid}:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGCHLD)
-            time.sleep(0.0002)
-
-    stormer = threading.Thread(target=storm, daemon=True)
     try:
-        stormer.start()
-        for old, new in (("Frankenstein", "Dracula"), ("Dracula", "Emma"), ("Emma", "Middlemarch")):
-            edit(project / "server.py", f'"{old}"', f'"{new}"')
-            wait_until(lambda new=new: title_becomes(server.url, new), message=f"the reload to {new}")
-        server.process.send_signal(signal.SIGINT)
-        assert server.process.wait(timeout=WAIT) == 0
+        with sigchld_storm(lambda: server.worker_pids() | {server.process.pid}):
+            for old, new in (("Frankenstein", "Dracula"), ("Dracula", "Emma"), ("Emma", "Middlemarch")):
+                edit(project / "server.py", f'"{old}"', f'"{new}"')
+                wait_until(lambda new=new: title_becomes(server.url, new), message=f"the reload to {new}")
+            server.process.send_signal(signal.SIGINT)
+            server.process.wait(timeout=WAIT)
     finally:
-        storming.set()
-        stormer.join()
         stop(server.process)
-    assert "wakeup fd" not in server.err() + server.out(), server.err()
-    assert "Traceback" not in server.err() + server.out(), server.err()
+    assert_stopped_quietly(server)
 
 
 def test_workers_die_with_a_killed_supervisor(project: Path):

@@ -261,9 +261,13 @@ def test_workers_and_the_spare_hold_none_of_the_supervisors_own_descriptors(proj
         wait_until(lambda: "reloaded" in dev.out() and dev.spare_pids(), message="a reload and its spare")
         supervisor = _open_files(dev.process.pid)
         assert "anon_inode:inotify" in supervisor  # the watcher, which the forks must not hold
+        watcher = {"anon_inode:inotify", "anon_inode:[eventfd]"}
         for pid in dev.worker_pids():
+            # Every fork holds all of ours until its first act closes what it does not use (a spare seen
+            # just after its fork still does): it must have closed them within moments, and for good.
+            wait_until(lambda pid=pid: not watcher & _open_files(pid), message=f"fork {pid} closing the watcher's")
             files = _open_files(pid)
-            assert not {"anon_inode:inotify", "anon_inode:[eventfd]"} & files, (pid, files)  # the watcher's
+            assert not watcher & files, (pid, files)
             # Shared with the supervisor: the listening socket, the handoff pair, the two pipes of the
             # worker's channel and its description's pipe. (Every epoll reads "anon_inode:[eventpoll]",
             # its own included, so that name tells nothing.)

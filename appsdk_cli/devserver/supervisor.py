@@ -790,8 +790,6 @@ class Supervisor:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
             raise
         if pid == 0:
-            worker_module.leave_signals_to_the_supervisor()
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             # Only what the worker uses stays open. A pipe another thread of ours had just opened (the
             # widget types' child's stdout, say) would otherwise be held by a spare that lives until the
             # next save, and whoever reads that pipe to its end would wait as long.
@@ -799,6 +797,8 @@ class Supervisor:
             if self._handoff is not None:
                 keep |= {self._handoff.send_fd, self._handoff.receive_fd}
             _close_all_but(keep)
+            worker_module.leave_signals_to_the_supervisor()
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             body(worker_module.Channel(to_worker_r, from_worker_w), described_w)
             os._exit(1)  # the bodies never return
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
