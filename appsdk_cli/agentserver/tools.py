@@ -443,7 +443,7 @@ def _check(space: Workspace, arguments: dict[str, Any], progress: Progress, *, r
     def calling(name: str) -> Iterator[None]:
         nonlocal calls
         calls += 1
-        progress(calls, None, f"calling {name}")
+        progress(calls, None, f"calling the app's tool {json.dumps(name)}")  # a name the server chose, quoted
         yield
 
     progress(0, None, "importing the project's code" if runs_code else "reading what the app sends")
