@@ -90,9 +90,12 @@ async def test_the_loop_scaffold_status_call_check_and_contract_through_a_real_c
             "list_tools",
             "call_tool",
             "check",
+            "check_code",
             "screenshot",
             "contract_snapshot",
+            "contract_snapshot_code",
             "contract_compare",
+            "contract_compare_code",
         ]
         for tool in listed:
             assert tool.input_schema["type"] == "object" and tool.output_schema["type"] == "object", tool.name
@@ -426,4 +429,4 @@ async def test_both_protocol_eras_over_stdio(root: Path, mode: str, era: str, an
         tools = await client.list_tools()
         status = await client.call_tool("dev_status", {})
         assert client.protocol_version == era
-    assert len(tools.tools) == 8 and not status.is_error and status.structured_content["running"] is False
+    assert len(tools.tools) == 11 and not status.is_error and status.structured_content["running"] is False

@@ -19,9 +19,12 @@ MCP_TOOLS = (
     "list_tools",
     "call_tool",
     "check",
+    "check_code",
     "screenshot",
     "contract_snapshot",
+    "contract_snapshot_code",
     "contract_compare",
+    "contract_compare_code",
 )
 
 

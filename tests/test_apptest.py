@@ -88,11 +88,16 @@ def test_smoke_arguments_come_from_defaults_examples_and_enums():
     assert built_arguments(schema)[1] == "the required argument 'note' has no default, example or enum"
     why = built_arguments(schema)[1]
     assert why == "the required argument 'note' has no default, example or enum"
-    widget = {"name": "w", "inputSchema": schema, "_meta": {"ui": {"resourceUri": "ui://w"}}}
+    widget = {
+        "name": "w",
+        "inputSchema": schema,
+        "annotations": {"readOnlyHint": True},
+        "_meta": {"ui": {"resourceUri": "ui://w"}},
+    }
     plain = {"name": "p", "inputSchema": {"type": "object"}}
     cases = smoke_cases([widget, plain])
     assert [c.id for c in cases] == ["w-chatgpt", "w-mcp-apps", "w-claude"]
-    assert all(c.unbuildable == why for c in cases)
+    assert all(c.skip == why for c in cases)
 
 
 def test_snapshot_names_and_error_places():
@@ -147,7 +152,8 @@ def test_the_smoke_suite_of_a_dead_server_fails_in_one_line(tmp_path: Path):
     result = run([*APPSDK, "test", "--url", nowhere], tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "appsdk test (the generated smoke suite): 1 failed" in result.stdout
-    assert f"✗ test_widgets.py::test_widget_renders[server]: cannot reach the MCP server at {nowhere}" in result.stdout
+    server = nowhere.removeprefix("http://")
+    assert f"✗ {server}::test_widget_renders[server]: cannot reach the MCP server at {nowhere}" in result.stdout
 
 
 def test_without_chromium_the_rendered_tests_skip_naming_the_package(project: Path):
@@ -294,10 +300,17 @@ def test_appsdk_test_url_smoke_tests_a_third_party_mcp_apps_server(vanillajs: Ru
     elsewhere = tmp_path / "someone-else" / "tests"
     elsewhere.mkdir(parents=True)
     (elsewhere / "test_theirs.py").write_text("def test_theirs():\n    raise SystemExit('collected')\n")
-    result = run([*APPSDK, "test", "--url", vanillajs.url, "--", "-v"], tmp_path)
+    # get-time says nothing of readOnlyHint: only --include-writes calls it.
+    skipped = run([*APPSDK, "test", "--url", vanillajs.url], tmp_path)
+    assert skipped.returncode == 0, skipped.stdout + skipped.stderr
+    assert "not called: get-time does not say readOnlyHint: true" in skipped.stdout
+    result = run([*APPSDK, "test", "--url", vanillajs.url, "--include-writes", "--", "-v"], tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
     for profile in ("chatgpt", "mcp-apps", "claude"):
-        assert f"test_widget_renders[get-time-{profile}] PASSED" in result.stdout
+        # Each case is named after the server (-vv adds where pytest read it from, after "<-").
+        case = f"{vanillajs.url.removeprefix('http://')}::test_widget_renders[get-time-{profile}]"
+        assert any(line.startswith(case) and "PASSED" in line for line in lines), result.stdout
     assert "appsdk test (the generated smoke suite): 3 passed" in result.stdout
 
 

@@ -7,8 +7,9 @@ Drivable without the CLI:
     serve_stdio(Path("book-club"))               # what `appsdk mcp` runs
 
 tools.py holds each tool (schemas, honest annotations, the capability it runs; no MCP SDK), confine.py the
-rule that keeps every path argument inside the project, server.py the MCP wiring on stdio or loopback HTTP,
-front.py the stdio handshake answered before the SDK has loaded.
+rule that keeps every path argument inside the project, untrusted.py the fence around a server's text,
+server.py the MCP wiring on stdio or loopback HTTP, front.py the stdio handshake answered before the SDK
+has loaded.
 Importing this package loads no MCP SDK: server.py does, when a server is built.
 """
 

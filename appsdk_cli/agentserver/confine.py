@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from appsdk_cli.errors import AppsdkError
+from appsdk_cli.agentserver.untrusted import OwnWords
 
 
-class OutsideProject(AppsdkError):
+class OutsideProject(OwnWords):
     """A path argument that resolves outside the project: refused before anything reads or writes it."""
 
 

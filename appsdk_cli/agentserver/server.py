@@ -23,7 +23,8 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from appsdk_cli import __version__
-from appsdk_cli.agentserver.tools import BY_NAME, INSTRUCTIONS, TOOLS, Answer, Workspace
+from appsdk_cli.agentserver.tools import BY_NAME, INSTRUCTIONS, TOOLS, Answer, ToolSpec, Workspace
+from appsdk_cli.agentserver.untrusted import OwnWords, fenced, marked
 from appsdk_cli.errors import AppsdkError
 
 
@@ -64,14 +65,18 @@ def build_server(root: Path, *, timeout: float = 30.0, space: Workspace | None =
 
         try:
             answer = await anyio.to_thread.run_sync(spec.run, space, arguments, progress)
+        except OwnWords as failure:
+            return _error(failure.message)
         except AppsdkError as failure:
+            if spec.server_data:  # the line may quote what the server sent (a tool name, its error text)
+                return _untrusted_error(spec.name, failure.message)
             return _error(failure.message)
         except Exception as failure:  # a bug of ours: the one line the CLI prints for it, never a crash
             return _error(
                 f"appsdk failed unexpectedly ({type(failure).__name__}: {failure}); report it",
                 detail=traceback.format_exc(),
             )
-        return _result(answer)
+        return _result(answer, spec)
 
     return Server(
         "appsdk",
@@ -101,16 +106,26 @@ def _error(line: str, *, detail: str | None = None) -> types.CallToolResult:
     return types.CallToolResult(content=content, is_error=True)
 
 
-def _result(answer: Answer) -> types.CallToolResult:
+def _untrusted_error(tool: str, line: str) -> types.CallToolResult:
+    text = fenced({"error": line}, heading=f"error: {tool} failed; appsdk's reason may quote the app's server")
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+def _result(answer: Answer, spec: ToolSpec) -> types.CallToolResult:
     content: list[Any] = [
         types.ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime) for data, mime in answer.images
     ]
     if answer.error is not None:
         content.append(types.TextContent(text=f"error: {answer.error}"))
-    content.append(types.TextContent(text=json.dumps(answer.structured, indent=2, default=str)))
-    return types.CallToolResult(
-        content=content, structured_content=answer.structured, is_error=answer.error is not None
-    )
+    structured = answer.structured
+    if spec.server_data:
+        structured = marked(structured, spec.server_data)
+        fields = ", ".join(structured["untrustedFields"]) or "none of it"
+        heading = f"appsdk: {spec.name}'s answer, the same JSON as its structuredContent (the server's: {fields})"
+        content.append(types.TextContent(text=fenced(structured, heading=heading)))
+    else:
+        content.append(types.TextContent(text=json.dumps(structured, indent=2, default=str)))
+    return types.CallToolResult(content=content, structured_content=structured, is_error=answer.error is not None)
 
 
 async def _serve_stdio(server: Server[Any]) -> None:

@@ -41,7 +41,10 @@ def mcp(
 ) -> None:
     """Serve appsdk's own tools over MCP to a coding agent working in PATH: scaffold_app, dev_status,
     list_tools, call_tool, check, screenshot (the widget as an image), contract_snapshot and
-    contract_compare. Stdio by default (the agent starts it); --port serves streamable HTTP on loopback.
+    contract_compare, which talk to the running `appsdk dev` only; and check_code,
+    contract_snapshot_code and contract_compare_code, which import and run the project's server.py (and
+    are annotated so). A server's text reaches the agent fenced as untrusted data. Stdio by default (the
+    agent starts it); --port serves streamable HTTP on loopback.
 
     Register it with `appsdk mcp --print-config codex` (or claude); `appsdk skill install` teaches the
     agent the loop.

@@ -36,5 +36,8 @@ def test_summary(outcome: TestOutcome) -> None:
     say(console, f"appsdk test ({what}): {', '.join(parts)} in {outcome.seconds:.1f} s")
     for failure in outcome.failures:
         say(console, f"  [red]✗[/red] {escape(failure.test)}: {escape(failure.line)}")
+    if outcome.smoke:  # what a smoke suite left out is part of its answer: which tools went untested, and why
+        for skip in outcome.skips:
+            say(console, f"  - skipped {escape(skip.test)}: {escape(skip.line)}")
     if outcome.junitxml is not None:
         say(console, f"  JUnit report: {escape(str(outcome.junitxml))}")

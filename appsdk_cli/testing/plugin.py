@@ -31,6 +31,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("appsdk", "appsdk: the app under test and its widgets")
     group.addoption("--appsdk-url", default=None, help="test the MCP server at this URL instead of the project's app")
     group.addoption("--appsdk-stdio", default=None, help="test the MCP server this command starts on stdio")
+    group.addoption(
+        "--appsdk-include-writes",
+        action="store_true",
+        default=False,
+        help="the smoke suite calls tools that do not say readOnlyHint: true too",
+    )
     # `appsdk test`'s own: where each test's outcome goes, as JSON (not in --help).
     group.addoption("--appsdk-summary", default=None, help=argparse.SUPPRESS)
     group.addoption(
@@ -99,25 +105,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def _smoke_cases(metafunc: pytest.Metafunc) -> None:
-    """One case per widget tool and profile; a server that cannot be listed, or has no widget tool, is one
-    failing case saying so (a failed run, exit 1, not pytest's usage error)."""
+    """One case per widget tool and profile (smoke.smoke_cases, skips saying why included); a server that
+    cannot be listed is one failing case saying so (a failed run, exit 1, not pytest's usage error)."""
     from appsdk_cli.errors import AppsdkError
     from appsdk_cli.testing.smoke import SmokeCase, smoke_cases
 
+    config = metafunc.config
     try:
-        tools = _app(metafunc.config).tools()
+        tools = _app(config).tools()
     except AppsdkError as problem:
-        tools, failed = [], str(problem)
-    else:
-        names = ", ".join(str(t.get("name")) for t in tools) or "none"
-        failed = f"the server has no tool with a widget to render (its tools: {names})"
-    cases = smoke_cases(tools)
-    if not cases:
-        metafunc.parametrize("appsdk_smoke_case", [SmokeCase("server", "any", problem=failed)], ids=["server"])
+        metafunc.parametrize("appsdk_smoke_case", [SmokeCase("server", "", problem=str(problem))], ids=["server"])
         return
-    params = [
-        pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=c.unbuildable)] if c.unbuildable else []) for c in cases
-    ]
+    cases = smoke_cases(tools, include_writes=bool(config.getoption("appsdk_include_writes")))
+    params = [pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=c.skip)] if c.skip else []) for c in cases]
     metafunc.parametrize("appsdk_smoke_case", params)
 
 

@@ -39,6 +39,7 @@ class TestOutcome:
     skipped: int = 0
     seconds: float = 0.0
     failures: list[Failure] = field(default_factory=list)
+    skips: list[Failure] = field(default_factory=list)  # each skipped test and why
     smoke: bool = False  # the generated smoke suite ran (no tests of the project's own)
     junitxml: Path | None = None  # the report the caller asked for
 
@@ -77,6 +78,7 @@ def pytest_command(
     junitxml: Path | None,
     summary: Path,
     config_dir: Path,
+    include_writes: bool = False,
 ) -> tuple[list[str], bool]:
     """The child's command line, and whether it runs the smoke suite."""
     import importlib.util
@@ -108,10 +110,14 @@ def pytest_command(
         ini = config_dir / "pytest.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
         # -v: each case's line names its tool and profile, which is the whole point of a smoke suite.
-        # A copy inside the rootdir, so each line shows the test's id and not where appsdk is installed.
+        # The suite's conftest names each case after the server; the rootdir is where the user ran appsdk
+        # test, so pytest shows that name as it is and not as a path to the temporary copy.
         suite = config_dir / "test_widgets.py"
         shutil.copyfile(SMOKE_SUITE / "test_widgets.py", suite)
-        command += ["-c", str(ini), "--rootdir", str(config_dir), "-p", "no:cacheprovider", "-v", str(suite)]
+        shutil.copyfile(SMOKE_SUITE / "conftest.py", config_dir / "conftest.py")
+        command += ["-c", str(ini), "--rootdir", str(Path.cwd()), "-p", "no:cacheprovider", "-v", str(suite)]
+        if include_writes:
+            command.append("--appsdk-include-writes")
     elif path is not None:
         command.append(str(path))
     if url:
@@ -135,6 +141,7 @@ def run_tests(
     stdio: str | None = None,
     update_snapshots: bool = False,
     junitxml: Path | None = None,
+    include_writes: bool = False,
 ) -> TestOutcome:
     import time
 
@@ -152,6 +159,7 @@ def run_tests(
             junitxml=report,
             summary=summary,
             config_dir=Path(scratch),
+            include_writes=include_writes,
         )
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"} if smoke else None
         started = time.monotonic()
@@ -181,6 +189,7 @@ def read_outcomes(summary: Path, pytest_exit: int) -> TestOutcome:
             outcome.passed += 1
         elif kind == "skipped":
             outcome.skipped += 1
+            outcome.skips.append(Failure(test, found.get("line") or "no reason given"))
         elif kind in ("failed", "error"):
             if kind == "failed":
                 outcome.failed += 1
