@@ -231,10 +231,11 @@ class Workbench:
 
         return replace(self.target, sign_in=self._told_sign_in, browser=browser)
 
-    def _told_sign_in(self, message: str) -> None:
+    def _told_sign_in(self, message: str, run_id: str | None = None) -> None:
         if self.target.sign_in is not None:
             self.target.sign_in(message)  # `appsdk preview`'s terminal
-        self.events.publish("signin", {"message": message})
+        # A run's own sign-in names the run: its card says it waits for the user, not only the sidebar.
+        self.events.publish("signin", {"message": message, **({"run": run_id} if run_id else {})})
 
     def _needs_sign_in(self, problem: AppsdkError) -> bool:
         from appsdk_cli.auth.signin_errors import SignInError
@@ -520,7 +521,11 @@ class Workbench:
         # asks for progress (and, in 2026-07-28, logs): the trace shows them as they come, the run too.
         # Signed in as `appsdk call` is: a 401 signs in, a result asking for more scope steps up, and the
         # run goes again.
-        target = replace(self.signing_target(), notify=lambda message: self._notified(run, message))
+        target = replace(
+            self.signing_target(),
+            notify=lambda message: self._notified(run, message),
+            sign_in=lambda message: self._told_sign_in(message, run.id),
+        )
         asked: set[str] = set()
 
         def work(client: McpClient) -> Any:
@@ -817,7 +822,14 @@ class Workbench:
         """The server's skills (SEP-2640) as skills/list gives them; `declared` false when it serves none."""
         from appsdk_cli import remote
 
-        outcome = remote.list_skills(self.signing_target(browser=False))
+        try:
+            outcome = remote.list_skills(self.signing_target(browser=False))
+        except AppsdkError as problem:
+            if not self._needs_sign_in(problem):
+                raise
+            # Not broken: the skills wait for the sign-in the page offers, as the tools do.
+            request.json(HTTPStatus.OK, {"declared": True, "skills": [], "error": None, "signIn": problem.message})
+            return
         listing = {"declared": outcome.skills is not None, "skills": outcome.skills or []}
         request.json(HTTPStatus.OK, {**listing, "error": outcome.skills_error or None})
 

@@ -336,6 +336,8 @@ interface AppsdkSkillListing {
   declared: boolean;
   skills: AppsdkSkill[];
   error?: string | null;
+  /** the server wants a sign-in first (why): the page offers Sign in */
+  signIn?: string | null;
 }
 
 /** The workbench's /api/skill-file: one skill file's text, checked against its listed digest and size. */

@@ -4,7 +4,7 @@
 
 import { $, api, element, hostOptions, messageOf } from "./bench.js";
 import { clearFrames, renderFrames } from "./frames.js";
-import { selectTool, syncFormFromJson } from "./tools.js";
+import { selectTool, signInStepNodes, syncFormFromJson } from "./tools.js";
 
 /** @typedef {import("./bench.js").Bench} Bench */
 /** @typedef {import("./bench.js").PageRun} PageRun */
@@ -249,6 +249,26 @@ export function showProgress(bench, note) {
   const line = part(run.element, ".run-progress");
   line.hidden = false;
   line.textContent = [notes.progress, notes.log].filter(Boolean).join(" — ");
+}
+
+/**
+ * A step of the sign-in a run's call waits for (a 401, or a step-up for more scope): the card says it waits
+ * for the user, with the sign-in page as a link that stays, and its Cancel stops the wait.
+ * @param {Bench} bench
+ * @param {{ run?: string, message: string }} note
+ */
+export function showRunSignIn(bench, note) {
+  const run = note.run ? bench.runs.get(note.run) : undefined;
+  if (!run || run.data.status !== "running") return;
+  const message = note.message.split("; tokens cached in")[0];
+  const line = part(run.element, ".run-progress");
+  const { nodes, url } = signInStepNodes(message, line.dataset.url);
+  if (url) line.dataset.url = url;
+  else delete line.dataset.url;
+  const waiting = !message.startsWith("signed in") && !message.includes("approves without a browser");
+  part(run.element, ".status-text").textContent = waiting ? "Waiting for you to sign in (Cancel stops waiting)…" : statusText(run.data)[0];
+  line.hidden = false;
+  line.replaceChildren(...nodes);
 }
 
 /**
