@@ -364,6 +364,8 @@ interface AppsdkRun {
   invoking: string | null;
   invoked: string | null;
   warnings: string[];
+  /** The widget threw: the first line, placed in the template (ui://…:12); null once it renders afresh. */
+  widgetError?: string | null;
   calls: number;
   version: number;
   /** An isError result's crash, as appsdk dev reported it (never sent to the widget). */

@@ -11,7 +11,7 @@ import { selectTool, signInStepNodes, syncFormFromJson } from "./tools.js";
 
 /**
  * A run's status line and its timing, as ChatGPT words the call. Pure.
- * @param {Pick<AppsdkRun, "status" | "tool" | "invoking" | "invoked" | "durationMs" | "result"> & { crash?: AppsdkToolCrash | null }} data
+ * @param {Pick<AppsdkRun, "status" | "tool" | "invoking" | "invoked" | "durationMs" | "result"> & { crash?: AppsdkToolCrash | null, widgetError?: string | null }} data
  * @returns {[string, string]}
  */
 export function statusText(data) {
@@ -24,6 +24,7 @@ export function statusText(data) {
       if (data.result && data.result.isError) {
         return [data.crash ? `${data.tool} raised ${data.crash.type}` : `${data.tool} returned an error`, seconds];
       }
+      if (data.widgetError) return [`${data.invoked || `Called ${data.tool}`}; its widget threw`, seconds];
       return [data.invoked || `Called ${data.tool}`, seconds];
     case "cancelled":
       return ["Cancelled", seconds];
@@ -167,17 +168,18 @@ export function upsertRun(bench, data) {
   part(card, ".call-text").replaceChildren(callText(data));
   const [text, meta] = statusText(data);
   part(card, ".status-text").textContent = text;
-  part(card, ".run-meta").textContent = [meta, data.calls > 1 ? `run ${data.calls}×` : ""].filter(Boolean).join(" · ");
-  card.dataset.outcome = data.status === "done" && data.result && data.result.isError ? "error" : "";
+  part(card, ".run-meta").textContent = [meta, data.calls > 1 ? `run ${data.calls}×` : "", run.rerunNote].filter(Boolean).join(" · ");
+  card.dataset.outcome = (data.status === "done" && data.result && data.result.isError) || data.widgetError ? "error" : "";
   renderCrash(card, data);
   if (data.status !== "running") {
     part(card, ".run-progress").hidden = true;
     run.notes = {};
   }
   const problem = part(card, ".run-problem");
-  const warnings = data.warnings || [];
+  // A widget that threw says so on its card (a React widget that throws is a blank card otherwise).
+  const warnings = [...(data.widgetError ? [`The widget threw: ${data.widgetError}`] : []), ...(data.warnings || [])];
   problem.hidden = !data.error && !warnings.length;
-  problem.classList.toggle("warn", !data.error);
+  problem.classList.toggle("warn", !data.error && !data.widgetError);
   problem.textContent = data.error || warnings.join("\n");
   renderModelText(card, data);
   // A first call with a widget shows it while the call is in flight, as ChatGPT does: the views get
@@ -313,12 +315,16 @@ function editArguments(bench, id) {
 /**
  * @param {Bench} bench
  * @param {string} id
- * @param {{ template?: boolean }} [options]
+ * @param {{ template?: boolean, afterSave?: string[] }} [options] afterSave: the page re-runs it by itself
+ *   after a save of these files (the card and dev's terminal say so, so its outcome is not taken for the save's)
  */
-export async function rerun(bench, id, { template = false } = {}) {
+export async function rerun(bench, id, { template = false, afterSave } = {}) {
   const pending = bench.runs.get(id);
-  if (pending) pending.reloadTemplate = template;
-  await api("/api/runs/rerun", { run: id, locale: hostOptions(bench).locale })
+  if (pending) {
+    pending.reloadTemplate = template;
+    pending.rerunNote = afterSave ? `re-run by the workbench after ${afterSave.length ? `the save of ${afterSave.slice(0, 3).join(", ")}` : "a save"}` : "";
+  }
+  await api("/api/runs/rerun", { run: id, locale: hostOptions(bench).locale, ...(afterSave ? { afterSave } : {}) })
     .then(({ run }) => upsertRun(bench, run))
     .catch((error) => {
       const run = bench.runs.get(id);
