@@ -506,6 +506,43 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
 
 
 @needs_node
+@NEEDS_CHROMIUM
+def test_a_react_widget_that_throws_is_a_marked_run_and_a_line_in_devs_terminal(react_app: Path, dev_session, browser):
+    """React unmounts a tree that throws in render: the card would be blank. The workbench marks the run
+    with the error instead, and dev's terminal says it in one line."""
+    _, log, _ = dev_session
+    _wait_for(lambda: "widget rebuilt" in log.read_text(), 120, "the first build")
+    source = react_app / "web" / "src" / "BookList.tsx"
+    original = source.read_text()
+    anchor = "  const books = output?.books ?? [];\n"
+    throwing = anchor + '  if (books.length) throw new Error("the shelf collapsed");\n'
+    saving = react_app / ".BookList.tsx.saving"
+    saving.write_text(original.replace(anchor, throwing, 1))
+    os.replace(saving, source)
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        workbench = re.search(r"Workbench\s+(http://127\.0\.0\.1:\d+/)", log.read_text())
+        assert workbench, log.read_text()
+        bench = context.new_page()
+        bench.goto(workbench.group(1))
+        bench.wait_for_function("() => window.appsdkWorkbench && window.appsdkWorkbench.ready")
+        bench.locator("#run-button").click()
+        bench.wait_for_function("() => (window.appsdkWorkbench.runs()[0] || {}).widgetError", timeout=60000)
+        card = bench.locator(".run").first
+        assert card.get_attribute("data-outcome") == "error"
+        assert "Uncaught Error: the shelf collapsed" in card.locator(".run-problem").text_content()
+        said = _wait_for(
+            lambda: [x for x in log.read_text().splitlines() if x.startswith("widget error in list-books (run #1)")],
+            30,
+            "the terminal's line",
+        )
+        assert len(said) == 1 and "the shelf collapsed" in said[0], said
+    finally:
+        context.close()
+        source.write_text(original)
+
+
+@needs_node
 def test_dev_rebuilds_the_widget_after_a_model_change_so_check_is_clean(react_app: Path, dev_session):
     """tools.gen.ts is imported for its types only, so no bundle holds it; dist/ must follow it all the same."""
     process, log, _ = dev_session
