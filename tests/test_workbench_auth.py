@@ -220,7 +220,8 @@ def no_browser_here(tmp_path: Path) -> tuple[Path, Path]:
     machine without a desktop does."""
     opened = tmp_path / "asked.txt"
     script = tmp_path / "nobrowser"
-    script.write_text(f"#!{sys.executable}\nimport sys\nopen({str(opened)!r}, 'a').write(sys.argv[1] + '\\n')\nsys.exit(1)\n")
+    record = f"open({str(opened)!r}, 'a').write(sys.argv[1] + '\\n')"
+    script.write_text(f"#!{sys.executable}\nimport sys\n{record}\nsys.exit(1)\n")
     script.chmod(0o755)
     return script, opened
 

@@ -92,3 +92,26 @@ def test_the_workbenchs_re_run_after_a_save_says_its_crash_is_that_re_runs(page,
     assert re.search(
         r"\(the workbench's re-run of run #1 list-books\(.*\) after the save of server\.py\)$", crashes[1]
     ), crashes
+
+
+def test_a_widget_throwing_in_a_loop_is_a_few_lines_in_the_terminal_not_a_flood(browser, tmp_path: Path) -> None:
+    project = scaffold("book-club", tmp_path).path
+    widget = project / "widgets" / "book-list.html"
+    ticks = "for (let n = 1; n <= 8; n++) setTimeout(() => { throw new Error(`tick ${n}`); }, n * 50);"
+    loop = f"<script>\n{ticks}\n</script>\n</body>"
+    widget.write_text(widget.read_text().replace("</body>", loop, 1))
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    dev = Dev(project)
+    try:
+        open_workbench(page, dev.url)
+        page.click("#run-button")
+        wait_run(page)
+        page.wait_for_function(
+            "() => (window.appsdkWorkbench.runs()[0].widgetError || '').includes('tick 8')", timeout=20_000
+        )
+    finally:
+        output = dev.stop()
+        context.close()
+    said = [text for text in output.splitlines() if "widget error" in text]
+    assert [text.split(": Uncaught Error: ")[1].split(" (")[0] for text in said] == ["tick 1", "tick 2", "tick 3"], said

@@ -67,6 +67,7 @@ HELLO_TRAFFIC_RECORDS = 500
 TOOLS_NAMED = 20  # a run of a tool the server lacks names this many of the tools it has
 RELISTING_WAIT_SECONDS = 30.0  # how long a run waits for the listing after a reload before listing itself
 MAX_WIDGET_ERROR = 500  # characters of a widget's error kept on its run (the first line; the host log has the rest)
+WIDGET_ERRORS_TOLD = 3  # distinct widget errors dev's terminal hears per rendering: a loop of them is no flood
 
 
 def preload() -> None:
@@ -99,6 +100,7 @@ class _InFlight:
     waiting: bool = False
     # The page made this call again by itself after a save: which call, in words the dev terminal prints.
     rerun_of: str | None = None
+    widget_errors_told: int = 0  # how many of its widget's errors `on_widget_error` heard (up to a bound)
 
 
 class Workbench:
@@ -715,13 +717,16 @@ class Workbench:
             return
         place = SourcePlace.of(self.host.origins.view_origin, template.uri, template.html)
         line = place.place(entry.message).split("\n", 1)[0][:MAX_WIDGET_ERROR]
+        flight = self._flight(run)
         with self._lock:
             if run.widget_error == line:
                 return  # a widget throwing in a loop (a timer, an observer): said once
             run.widget_error = line
             run.version += 1
+            flight.widget_errors_told += 1
+            tell = flight.widget_errors_told <= WIDGET_ERRORS_TOLD
         self.events.publish("run", run.as_json())
-        if self._on_widget_error is not None:
+        if tell and self._on_widget_error is not None:
             self._on_widget_error(run, line)
 
     # --- dev --------------------------------------------------------------------------------------------
@@ -782,6 +787,9 @@ class Workbench:
     def _forget_widget_errors(self) -> None:
         for run in self.runs():
             with self._lock:
+                flight = self._flights.get(run.id)
+                if flight is not None:
+                    flight.widget_errors_told = 0
                 if run.widget_error is None:
                     continue
                 run.widget_error = None
