@@ -507,7 +507,9 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
 
 @needs_node
 @NEEDS_CHROMIUM
-def test_a_react_widget_that_throws_is_a_marked_run_and_a_line_in_devs_terminal(react_app: Path, dev_session, browser):
+def test_a_react_widget_that_throws_is_a_marked_run_and_a_line_in_devs_terminal(
+    react_app: Path, dev_session, browser, tmp_path: Path
+):
     """React unmounts a tree that throws in render: the card would be blank. The workbench marks the run
     with the error instead, and dev's terminal says it in one line."""
     _, log, _ = dev_session
@@ -531,6 +533,9 @@ def test_a_react_widget_that_throws_is_a_marked_run_and_a_line_in_devs_terminal(
         card = bench.locator(".run").first
         assert card.get_attribute("data-outcome") == "error"
         assert "Uncaught Error: the shelf collapsed" in card.locator(".run-problem").text_content()
+        shots = Path(os.environ.get("APPSDK_TEST_SCREENSHOTS", tmp_path))
+        shots.mkdir(parents=True, exist_ok=True)
+        bench.screenshot(path=str(shots / "workbench-react-widget-threw.png"))
         said = _wait_for(
             lambda: [x for x in log.read_text().splitlines() if x.startswith("widget error in list-books (run #1)")],
             30,
