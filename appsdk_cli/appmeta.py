@@ -298,6 +298,10 @@ def misplaced_widget_keys(tool: dict[str, Any]) -> list[str]:
 # --- a tool crash, as `appsdk dev` reports it beside the result (snapshot/crashes.py writes it) ---
 
 TOOL_CRASH = "appsdk/crash"  # appsdk's own result _meta key; only `appsdk dev`, only to loopback callers
+# The workbench's own request _meta key on a call it makes again by itself after a save (which call, why), so
+# `appsdk dev`'s terminal says a crash it reports again is that re-run's, not a new call's.
+RERUN_OF = "appsdk/rerunOf"
+MAX_RERUN_OF = 300
 
 
 @dataclass(frozen=True)
@@ -309,6 +313,7 @@ class ToolCrash:
     line: int | None
     function: str | None
     frames: tuple[tuple[str, int, str, str], ...]  # (file, line, function, code), innermost last
+    rerun_of: str | None = None  # the call the workbench made again by itself (RERUN_OF), if it was one
 
     @property
     def summary(self) -> str:
@@ -336,6 +341,7 @@ def tool_crash(result: dict[str, Any]) -> ToolCrash | None:
         file=_text(crash.get("file")),
         line=line if isinstance(line, int) else None,
         function=_text(crash.get("function")),
+        rerun_of=_text(crash.get("rerunOf")),
         frames=tuple(frames),
     )
 

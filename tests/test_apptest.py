@@ -20,9 +20,9 @@ import pytest
 from conftest import INTEROP, RunningServer, dead_url, free_port, serve, stop
 from preview_helpers import CHROMIUM
 
+from appsdk_cli.host.place import SourcePlace
 from appsdk_cli.scaffold import scaffold
 from appsdk_cli.testing.matrix import host_cases
-from appsdk_cli.testing.rendering import SourcePlace
 from appsdk_cli.testing.run import read_outcomes
 from appsdk_cli.testing.smoke import built_arguments, smoke_cases
 from appsdk_cli.testing.snapshots import file_name

@@ -295,6 +295,59 @@ def test_preview_renders_the_built_react_widget_in_both_themes(react_app: Path, 
         stop(server.process)
 
 
+def teardown_answers(server_url: str, browser) -> dict[str, str]:
+    """What the scaffold's widget answers the host's ui/resource-teardown (sent before every re-render, so
+    after every save in the workbench), with window.openai and without it (a bridge-only host): the traffic
+    record's kind, "response" or "error"."""
+    from appsdk_cli.connection import Target
+    from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
+
+    kinds: dict[str, str] = {}
+    for openai in ("1", "0"):
+        preview = PreviewServer(prepare(Target(url=server_url), "list-books", []), PreviewOptions()).start()
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            page.goto(preview.page_url(openai=openai))
+            widget_view(page).locator("li", has_text="Frankenstein").wait_for(timeout=30000)
+            page.evaluate("appsdkPreview.teardown()")
+            asked = page.evaluate(
+                "appsdkPreview.traffic.filter((r) => r.method === 'ui/resource-teardown').map((r) => r.kind)"
+            )
+            assert len(asked) in (0, 2), asked  # none sent, or the request and its answer
+            kinds["openai" if openai == "1" else "bridge only"] = asked[1] if asked else "not asked"
+        finally:
+            context.close()
+            preview.close()
+    return kinds
+
+
+@needs_node
+@NEEDS_CHROMIUM
+def test_the_react_widget_answers_the_hosts_teardown(react_app: Path, browser):
+    """The SDK's App answers a request it has no handler for with -32601: the scaffold's must handle
+    ui/resource-teardown, or every save adds a red row to a new app's traffic."""
+    if not (react_app / "web" / "dist" / "index.html").is_file():
+        assert _build(react_app).returncode == 0
+    server = serve_project(react_app)
+    try:
+        assert teardown_answers(server.url, browser) == {"openai": "response", "bridge only": "response"}
+    finally:
+        stop(server.process)
+
+
+@NEEDS_CHROMIUM
+def test_the_plain_widget_answers_the_hosts_teardown(tmp_path: Path, browser):
+    """The html scaffold's widget speaks the bridge only where there is no window.openai: where it does, it
+    answers ui/resource-teardown; where it does not, the host sends none (it sends it to an initialized view)."""
+    assert appsdk("new", "shelf", "--path", str(tmp_path)).returncode == 0
+    server = serve_project(tmp_path / "shelf")
+    try:
+        assert teardown_answers(server.url, browser) == {"openai": "not asked", "bridge only": "response"}
+    finally:
+        stop(server.process)
+
+
 def _wait_for(predicate, timeout: float, what: str):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -450,6 +503,48 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
     assert process.wait(timeout=30) == 0, log.read_text()
     _wait_for(lambda: not marked_pids(marker), 10, "every process of appsdk dev to end")
     assert "appsdk dev stopped" in log.read_text()
+
+
+@needs_node
+@NEEDS_CHROMIUM
+def test_a_react_widget_that_throws_is_a_marked_run_and_a_line_in_devs_terminal(
+    react_app: Path, dev_session, browser, tmp_path: Path
+):
+    """React unmounts a tree that throws in render: the card would be blank. The workbench marks the run
+    with the error instead, and dev's terminal says it in one line."""
+    _, log, _ = dev_session
+    _wait_for(lambda: "widget rebuilt" in log.read_text(), 120, "the first build")
+    source = react_app / "web" / "src" / "BookList.tsx"
+    original = source.read_text()
+    anchor = "  const books = output?.books ?? [];\n"
+    throwing = anchor + '  if (books.length) throw new Error("the shelf collapsed");\n'
+    saving = react_app / ".BookList.tsx.saving"
+    saving.write_text(original.replace(anchor, throwing, 1))
+    os.replace(saving, source)
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        workbench = re.search(r"Workbench\s+(http://127\.0\.0\.1:\d+/)", log.read_text())
+        assert workbench, log.read_text()
+        bench = context.new_page()
+        bench.goto(workbench.group(1))
+        bench.wait_for_function("() => window.appsdkWorkbench && window.appsdkWorkbench.ready")
+        bench.locator("#run-button").click()
+        bench.wait_for_function("() => (window.appsdkWorkbench.runs()[0] || {}).widgetError", timeout=60000)
+        card = bench.locator(".run").first
+        assert card.get_attribute("data-outcome") == "error"
+        assert "Uncaught Error: the shelf collapsed" in card.locator(".run-problem").text_content()
+        shots = Path(os.environ.get("APPSDK_TEST_SCREENSHOTS", tmp_path))
+        shots.mkdir(parents=True, exist_ok=True)
+        bench.screenshot(path=str(shots / "workbench-react-widget-threw.png"))
+        said = _wait_for(
+            lambda: [x for x in log.read_text().splitlines() if x.startswith("widget error in list-books (run #1)")],
+            30,
+            "the terminal's line",
+        )
+        assert len(said) == 1 and "the shelf collapsed" in said[0], said
+    finally:
+        context.close()
+        source.write_text(original)
 
 
 @needs_node

@@ -20,6 +20,7 @@ from preview_helpers import widget_view
 from test_auth import auth_project
 from test_dev import DevServer, start_dev, wait_until
 from test_workbench_browser import open_workbench, wait_run
+from test_workbench_seams import screenshot
 
 pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
 
@@ -211,4 +212,75 @@ def test_preview_signs_in_again_when_a_widgets_own_call_gets_401_and_steps_up(
         assert "Traceback" not in said
     finally:
         stop(preview)
+        stop(dev.process)
+
+
+def no_browser_here(tmp_path: Path) -> tuple[Path, Path]:
+    """$BROWSER that cannot start: writes the URL it was asked to open (for the test) and fails, as a
+    machine without a desktop does."""
+    opened = tmp_path / "asked.txt"
+    script = tmp_path / "nobrowser"
+    record = f"open({str(opened)!r}, 'a').write(sys.argv[1] + '\\n')"
+    script.write_text(f"#!{sys.executable}\nimport sys\n{record}\nsys.exit(1)\n")
+    script.chmod(0o755)
+    return script, opened
+
+
+def approve_as_ada(browser, url: str) -> None:
+    person = browser.new_context().new_page()
+    person.goto(url)
+    person.locator('input[value="ada"], option[value="ada"]').first.wait_for(state="attached")
+    if person.locator('select[name="user"]').count():
+        person.select_option('select[name="user"]', "ada")
+    else:
+        person.check('input[value="ada"]')
+    person.click('button[value="approve"]')
+    person.context.close()
+
+
+def test_without_a_browser_the_sign_in_link_stays_and_a_run_waiting_for_it_says_so_and_cancels(
+    page, browser, tmp_path: Path, monkeypatch
+) -> None:
+    script, asked = no_browser_here(tmp_path)
+    monkeypatch.setenv("BROWSER", str(script))
+    dev = start_dev(protected_project(tmp_path))
+    try:
+        open_workbench(page, workbench_url(dev))
+        page.wait_for_selector("#sign-in-button", state="visible", timeout=20_000)
+        # Before the sign-in the skills wait for it too: said as the tools say it, not as an error.
+        skills = page.locator("#skills-error")
+        skills.wait_for(state="visible", timeout=10_000)
+        assert skills.text_content().startswith("Sign in to see the skills"), skills.text_content()
+        assert "wants-sign-in" in (skills.get_attribute("class") or "")
+        assert page.evaluate("getComputedStyle(document.getElementById('skills-error')).color") == page.evaluate(
+            "getComputedStyle(document.getElementById('tools-error')).color"
+        )
+
+        page.click("#sign-in-button")
+        # No browser could be started: the note says so, and the sign-in page is still a link beside it.
+        status = page.locator("#sign-in-status")
+        status.get_by_text("no browser could be started here").wait_for(timeout=20_000)
+        wait_until(lambda: asked.exists() and asked.read_text().strip(), message="the browser was asked")
+        link = status.locator("a")
+        assert link.count() == 1 and link.get_attribute("href") == asked.read_text().split()[0], status.inner_html()
+        screenshot(page, "sign-in-no-browser.png", tmp_path)
+        approve_as_ada(browser, link.get_attribute("href"))
+        page.wait_for_selector('#tool-list [data-tool="suggest-book"]', timeout=30_000)
+        page.wait_for_function("() => document.getElementById('skills-error').hidden", timeout=10_000)
+
+        # A step-up from a run (suggest-book wants books:write): the card says the run waits for the user's
+        # sign-in, with the page as a link, and Cancel ends it at once instead of a 120 s spin.
+        run_from_the_form(page, "suggest-book", {"title": "Dune", "author": "Frank Herbert"})
+        card = page.locator(".run").first
+        card.locator(".status-text", has_text="Waiting for you to sign in").wait_for(timeout=20_000)
+        card.locator(".run-progress a").wait_for(timeout=20_000)
+        assert card.locator(".run-progress a").get_attribute("href").startswith("http://127.0.0.1:")
+        assert "no browser could be started" in card.locator(".run-progress").text_content()
+        screenshot(page, "run-waits-for-sign-in.png", tmp_path)
+        started = time.monotonic()
+        card.locator('[data-action="cancel"]').click()
+        run = wait_run(page, calls=0, timeout=10_000)
+        assert run["status"] == "cancelled" and time.monotonic() - started < 10, run
+        assert "Traceback" not in dev.err()
+    finally:
         stop(dev.process)

@@ -135,6 +135,7 @@ class ToolCrashed:
     tool: str
     summary: str  # "KeyError: 'june' (server.py:103 in picks_for)"
     frames: tuple[tuple[str, int, str, str], ...]  # the user's own frames: (file, line, function, code)
+    rerun_of: str | None = None  # the workbench made this call again by itself after a save: which one
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,15 @@ class WidgetTypesFailed:
 
 
 @dataclass(frozen=True)
+class WidgetThrew:
+    """A widget in the workbench threw: an uncaught error or rejection in its document."""
+
+    tool: str
+    run: int  # the run's number on the page (#3)
+    message: str  # one line, its place in the template: "Uncaught Error: boom (ui://widget/x.html:12)"
+
+
+@dataclass(frozen=True)
 class BrowserNotOpened:
     """--open asked for the workbench in a browser, and none could be started."""
 
@@ -257,6 +267,7 @@ DevEvent = (
     | WidgetActivity
     | WidgetTypesWritten
     | WidgetTypesFailed
+    | WidgetThrew
     | BrowserNotOpened
     | TunnelOpened
     | TunnelRestarted

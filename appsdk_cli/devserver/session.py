@@ -75,7 +75,7 @@ class DevSession:
             if self.config.workbench:
                 from appsdk_cli.devserver.workbench import DevWorkbench
 
-                self._bench = DevWorkbench(self.config.server.project)
+                self._bench = DevWorkbench(self.config.server.project, self._emit)
                 self._bench.start(supervisor)
             with self._lock:
                 self.supervisor = supervisor

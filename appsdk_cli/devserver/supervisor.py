@@ -574,7 +574,9 @@ class Supervisor:
         elif kind == "tool-crash":
             crash = tool_crash({"isError": True, "_meta": {TOOL_CRASH: message.get("crash")}})
             if crash is not None:
-                self._emit(ToolCrashed(tool=crash.tool, summary=crash.summary, frames=crash.frames))
+                self._emit(
+                    ToolCrashed(tool=crash.tool, summary=crash.summary, frames=crash.frames, rerun_of=crash.rerun_of)
+                )
 
     def _answer_auth(self, worker: _Worker, message: dict[str, Any]) -> None:
         if self._auth is None:

@@ -15,13 +15,14 @@ from appsdk_cli import chatgpt
 from appsdk_cli.errors import AppsdkError
 
 if TYPE_CHECKING:
-    from appsdk_cli.devserver.events import AppBroken, NewCodeServing, Reloaded, Started
+    from appsdk_cli.devserver.events import AppBroken, NewCodeServing, Observer, Reloaded, Started
     from appsdk_cli.devserver.supervisor import Supervisor
+    from appsdk_cli.host.run import Run
     from appsdk_cli.workbench import Workbench
 
 
 class DevWorkbench:
-    def __init__(self, project: Path) -> None:
+    def __init__(self, project: Path, emit: Observer | None = None) -> None:
         from appsdk_cli.connection import Target
         from appsdk_cli.workbench import Workbench
         from appsdk_cli.workbench.port import project_port
@@ -32,8 +33,12 @@ class DevWorkbench:
         # Whether the page already heard of the reload under way (NewCodeServing), its news to follow.
         self._told_early = False
         # The MCP URL is known once the supervisor has bound its socket; the page asks nothing before that.
+        self._emit = emit
         self.workbench: Workbench = Workbench(
-            Target(url="http://127.0.0.1:0/mcp", source="appsdk dev"), port=self.port, dev=True
+            Target(url="http://127.0.0.1:0/mcp", source="appsdk dev"),
+            port=self.port,
+            dev=True,
+            on_widget_error=self._widget_threw,
         )
 
     def start(self, supervisor: Supervisor) -> None:
@@ -49,6 +54,13 @@ class DevWorkbench:
 
     def close(self) -> None:
         self.workbench.close()
+
+    def _widget_threw(self, run: Run, message: str) -> None:
+        """A widget threw in the page: the terminal says so too, where the developer looks."""
+        from appsdk_cli.devserver.events import WidgetThrew
+
+        if self._emit is not None:
+            self._emit(WidgetThrew(tool=run.tool, run=run.sequence, message=message))
 
     @property
     def url(self) -> str:

@@ -15,6 +15,7 @@ server's own the spec's sandbox proxy, the widget (under the resource's CSP) and
     api.py       the host origin's routes: the host page, /api/*, the static files
     widget.py    the widget document (bootstrap injected), served on the view origin under its CSP
     sandbox.py   the sandbox proxy's page and the files origin's downloads
+    place.py     a line of the widget's document as its template's line (ui://…:12), for its errors
     session.py   what a run shows, and how a widget's requests reach the real server
     csp.py, profiles.py, files.py, devwidget.py   the widget's CSP, the hosts it can play,
                  window.openai's file store, the widget from `appsdk dev`'s Vite

@@ -56,6 +56,9 @@ class Run:
     invoking: str | None = None
     invoked: str | None = None
     warnings: list[str] = field(default_factory=list)
+    # The widget threw (an uncaught error or rejection in its document): the first line, its place named in
+    # the template (ui://…:12). Cleared when the widget renders afresh (a re-run, a reload).
+    widget_error: str | None = None
     calls: int = 0  # how many times it ran (a re-run keeps the id and the widget state)
     # What the run's last event weighed in bytes (about its arguments and result): the workbench bounds the
     # runs it keeps by the sum of these, not only by their number.
@@ -114,6 +117,7 @@ class Run:
             "invoking": self.invoking,
             "invoked": self.invoked,
             "warnings": self.warnings,
+            "widgetError": self.widget_error,
             "calls": self.calls,
             "version": self.version,
         }

@@ -181,6 +181,12 @@ def _around_the_server(event: DevEvent) -> None:
         warning(f"could not regenerate the widget's types: {event.message}")
     elif isinstance(event, events.WidgetUnavailable):
         warning(event.message)
+    elif isinstance(event, events.WidgetThrew):
+        # One line, whatever the widget's error holds (its text is the page's, so untrusted).
+        line = " ".join(event.message.split())
+        stderr().print(
+            f"[bold red]widget error[/] in {escape(event.tool)} (run #{event.run}): {escape(line)}", soft_wrap=True
+        )
     elif isinstance(event, events.BrowserNotOpened):
         warning(f"could not open a browser; open {event.url} yourself")
     elif isinstance(event, events.TunnelOpened):
@@ -205,7 +211,9 @@ def _tool_crash(event: Any) -> None:
     from appsdk_cli.render.console import escape
 
     console = stderr()
-    console.print(f"[bold red]{escape(event.tool)} raised[/] {escape(event.summary)}", soft_wrap=True)
+    # A crash the workbench's own re-run met again after a save is that call's, said as such: not the save's.
+    again = f" [dim](the workbench's re-run of {escape(event.rerun_of)})[/]" if event.rerun_of else ""
+    console.print(f"[bold red]{escape(event.tool)} raised[/] {escape(event.summary)}{again}", soft_wrap=True)
     width = max((len(f"{file}:{line} in {function}") for file, line, function, _ in event.frames), default=0)
     for file, line, function, code in event.frames:
         where = f"{file}:{line} in {function}"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
@@ -24,13 +24,15 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import UnexpectedResourceError, UnexpectedToolError
 from mcp.types import CallToolResult
 
-from appsdk_cli.appmeta import TOOL_CRASH
+from appsdk_cli.appmeta import MAX_RERUN_OF, RERUN_OF, TOOL_CRASH
 from appsdk_cli.netloc import allowed_host_header
 
 MAX_MESSAGE = 500
 MAX_FRAMES = 6
 # Set by the middleware around one tools/call; the wrapped call_tool drops the crash it saw into it.
 _pending: ContextVar[list[dict[str, Any]] | None] = ContextVar("appsdk_tool_crash", default=None)
+# Set by the middleware too: the workbench's words for the call it makes again after a save (RERUN_OF).
+_rerun_of: ContextVar[str | None] = ContextVar("appsdk_rerun_of", default=None)
 
 
 def _root_cause(problem: BaseException) -> BaseException:
@@ -84,6 +86,16 @@ def _from_loopback(request: Any) -> bool:
     return allowed_host_header(str(headers.get("host", "")))
 
 
+def _rerun_words(ctx: Any) -> str | None:
+    """Which call the workbench made again (its request _meta RERUN_OF), from a loopback caller only."""
+    params = ctx.params if isinstance(ctx.params, Mapping) else {}
+    meta = params.get("_meta") if isinstance(params.get("_meta"), Mapping) else {}
+    words = meta.get(RERUN_OF)
+    if not isinstance(words, str) or not words or not _from_loopback(ctx.request):
+        return None
+    return words[:MAX_RERUN_OF]
+
+
 def _with_crash(result: Any, crash: dict[str, Any]) -> Any:
     if isinstance(result, CallToolResult) and result.is_error:
         return result.model_copy(update={"meta": {**(result.meta or {}), TOOL_CRASH: crash}})
@@ -110,6 +122,9 @@ def report_tool_crashes(server: MCPServer, project: Path, report: Callable[[dict
             return await original(name, arguments, context)
         except UnexpectedToolError as problem:
             crash = describe_crash(name, problem, project)
+            rerun_of = _rerun_of.get()
+            if rerun_of:
+                crash["rerunOf"] = rerun_of
             report(crash)
             pending = _pending.get()
             if pending is not None:
@@ -121,9 +136,11 @@ def report_tool_crashes(server: MCPServer, project: Path, report: Callable[[dict
             return await call_next(ctx)
         pending: list[dict[str, Any]] = []
         token = _pending.set(pending)
+        rerun_token = _rerun_of.set(_rerun_words(ctx))
         try:
             result = await call_next(ctx)
         finally:
+            _rerun_of.reset(rerun_token)
             _pending.reset(token)
         if pending and _from_loopback(ctx.request):
             return _with_crash(result, pending[0])

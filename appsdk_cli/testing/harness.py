@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from appsdk_cli.errors import AppsdkError
-from appsdk_cli.testing.rendering import FIXED_TIME_ZONE, Rendering, SourcePlace, WidgetProblem
+from appsdk_cli.host.place import SourcePlace
+from appsdk_cli.testing.rendering import FIXED_TIME_ZONE, Rendering, WidgetProblem
 
 if TYPE_CHECKING:
     from appsdk_cli.host.server import HostServer

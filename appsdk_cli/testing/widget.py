@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from appsdk_cli.errors import AppsdkError
 
 if TYPE_CHECKING:
-    from appsdk_cli.testing.rendering import Rendering, SourcePlace
+    from appsdk_cli.host.place import SourcePlace
+    from appsdk_cli.testing.rendering import Rendering
     from appsdk_cli.testing.snapshots import SnapshotPolicy
 
 # What a widget's request to the host means, per channel and method.

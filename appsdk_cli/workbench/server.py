@@ -20,6 +20,7 @@ listening sockets in each worker (`sockets`).
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 from collections.abc import Sequence
@@ -65,6 +66,8 @@ HELLO_TRAFFIC_BYTES = 8_000_000  # as the tracer counts them (trace.Tracer.recen
 HELLO_TRAFFIC_RECORDS = 500
 TOOLS_NAMED = 20  # a run of a tool the server lacks names this many of the tools it has
 RELISTING_WAIT_SECONDS = 30.0  # how long a run waits for the listing after a reload before listing itself
+MAX_WIDGET_ERROR = 500  # characters of a widget's error kept on its run (the first line; the host log has the rest)
+WIDGET_ERRORS_TOLD = 3  # distinct widget errors dev's terminal hears per rendering: a loop of them is no flood
 
 
 def preload() -> None:
@@ -95,13 +98,17 @@ class _InFlight:
     permissions: str | None = None
     approved: threading.Event = field(default_factory=threading.Event)
     waiting: bool = False
+    # The page made this call again by itself after a save: which call, in words the dev terminal prints.
+    rerun_of: str | None = None
+    widget_errors_told: int = 0  # how many of its widget's errors `on_widget_error` heard (up to a bound)
 
 
 class Workbench:
     """The workbench for one MCP server; use as a context manager (or start()/close()).
 
     `dev`: run by `appsdk dev`, which tells it about reloads (`reloaded`). `on_log`: told about every
-    host-log line of every host page (the terminal of `appsdk preview` prints them).
+    host-log line of every host page (the terminal of `appsdk preview` prints them). `on_widget_error`:
+    told once when a run's widget throws, with the line its card shows (dev's terminal prints it).
     """
 
     def __init__(
@@ -112,6 +119,7 @@ class Workbench:
         port: int = 0,
         dev: bool = False,
         on_log: Callable[[LogEntry], None] | None = None,
+        on_widget_error: Callable[[Run, str], None] | None = None,
     ) -> None:
         self.target = target
         self.options = options or PreviewOptions()
@@ -121,6 +129,7 @@ class Workbench:
             self.options, port=port, on_log=self._on_log, routes=self._routes(), server=target.url or target.description
         )
         self._on_log_outside = on_log
+        self._on_widget_error = on_widget_error
         self._lock = threading.Lock()
         self._flights: dict[str, _InFlight] = {}  # by run id
         self._sequence = 0
@@ -231,10 +240,11 @@ class Workbench:
 
         return replace(self.target, sign_in=self._told_sign_in, browser=browser)
 
-    def _told_sign_in(self, message: str) -> None:
+    def _told_sign_in(self, message: str, run_id: str | None = None) -> None:
         if self.target.sign_in is not None:
             self.target.sign_in(message)  # `appsdk preview`'s terminal
-        self.events.publish("signin", {"message": message})
+        # A run's own sign-in names the run: its card says it waits for the user, not only the sidebar.
+        self.events.publish("signin", {"message": message, **({"run": run_id} if run_id else {})})
 
     def _needs_sign_in(self, problem: AppsdkError) -> bool:
         from appsdk_cli.auth.signin_errors import SignInError
@@ -413,9 +423,17 @@ class Workbench:
             count -= 1
             total -= old.weight
 
-    def rerun(self, run_id: str, arguments: dict[str, Any] | None = None, *, locale: str | None = None) -> Run:
+    def rerun(
+        self,
+        run_id: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        locale: str | None = None,
+        after_save: Sequence[str] | None = None,
+    ) -> Run:
         """Call the run's tool again (with new arguments, if given) under the same id, so its widget keeps
-        its state and the page can hand the new result to the live view."""
+        its state and the page can hand the new result to the live view. `after_save`: the page re-runs it by
+        itself after a save of these files; the call says so to `appsdk dev` (RERUN_OF)."""
         run = self.get_run(run_id)
         if run is None:
             raise KeyError(run_id)
@@ -425,10 +443,10 @@ class Workbench:
             if arguments is not None:
                 run.arguments = arguments
             run.status, run.error, run.duration_ms = "running", None, None
-            run.crash, run.hint = None, None
+            run.crash, run.hint, run.widget_error = None, None, None
             run.started = time.time()
             run.version += 1
-            self._flights[run.id] = _InFlight()
+            self._flights[run.id] = _InFlight(rerun_of=_rerun_words(run, after_save))
         self._launch(run, locale)
         return run
 
@@ -507,7 +525,7 @@ class Workbench:
     def _call(self, run: Run, locale: str | None, flight: _InFlight) -> None:
         from dataclasses import replace
 
-        from appsdk_cli.appmeta import crash_hint, error_text, tool_crash, tool_meta, without_tool_crash
+        from appsdk_cli.appmeta import RERUN_OF, crash_hint, error_text, tool_crash, tool_meta, without_tool_crash
         from appsdk_cli.connection import signed_in, step_up
         from appsdk_cli.host.session import PreviewSession
         from appsdk_cli.remote import request_meta
@@ -520,7 +538,11 @@ class Workbench:
         # asks for progress (and, in 2026-07-28, logs): the trace shows them as they come, the run too.
         # Signed in as `appsdk call` is: a 401 signs in, a result asking for more scope steps up, and the
         # run goes again.
-        target = replace(self.signing_target(), notify=lambda message: self._notified(run, message))
+        target = replace(
+            self.signing_target(),
+            notify=lambda message: self._notified(run, message),
+            sign_in=lambda message: self._told_sign_in(message, run.id),
+        )
         asked: set[str] = set()
 
         def work(client: McpClient) -> Any:
@@ -558,7 +580,8 @@ class Workbench:
             # drop): the call must not go out after it, or the server runs a tool the page cancelled.
             if cancelled.is_set():
                 return None
-            raw = client.call_tool(run.tool, arguments, request_meta(locale=locale) or None)
+            extra = {RERUN_OF: flight.rerun_of} if flight.rerun_of else None
+            raw = client.call_tool(run.tool, arguments, request_meta(locale=locale, extra=extra) or None)
             if cancelled.is_set():
                 return None
             result = without_tool_crash(raw)
@@ -678,8 +701,33 @@ class Workbench:
             client.trace = self.tracer.for_run(run_id) if run_id else self.tracer.hook()
 
     def _on_log(self, entry: LogEntry) -> None:
+        if entry.kind == "error" and entry.level == "error" and entry.run:
+            self._widget_threw(entry)
         if self._on_log_outside is not None:
             self._on_log_outside(entry)
+
+    def _widget_threw(self, entry: LogEntry) -> None:
+        """A widget's uncaught error: its run is marked, the error's place named in the template (as
+        `appsdk test` names it), and `on_widget_error` told once per error a rendering raises."""
+        from appsdk_cli.host.place import SourcePlace
+
+        run = self.get_run(entry.run)
+        template = run.template if run is not None else None
+        if run is None or template is None:
+            return
+        place = SourcePlace.of(self.host.origins.view_origin, template.uri, template.html)
+        line = place.place(entry.message).split("\n", 1)[0][:MAX_WIDGET_ERROR]
+        flight = self._flight(run)
+        with self._lock:
+            if run.widget_error == line:
+                return  # a widget throwing in a loop (a timer, an observer): said once
+            run.widget_error = line
+            run.version += 1
+            flight.widget_errors_told += 1
+            tell = flight.widget_errors_told <= WIDGET_ERRORS_TOLD
+        self.events.publish("run", run.as_json())
+        if tell and self._on_widget_error is not None:
+            self._on_widget_error(run, line)
 
     # --- dev --------------------------------------------------------------------------------------------
 
@@ -723,6 +771,8 @@ class Workbench:
         # widgets' templates are read first (under way while the push reaches the page, which then asks
         # for them): a re-render waits on them, and the new worker answers them faster alone.
         templates = self.host.read_templates_ahead() if app_ok else []
+        if app_ok:
+            self._forget_widget_errors()  # every widget renders the new code afresh
         self.events.publish("reload", event)
         if app_ok:
             relisting = threading.Event()
@@ -733,6 +783,18 @@ class Workbench:
                 self._threads.add(thread)
                 self._relisting = relisting
             thread.start()
+
+    def _forget_widget_errors(self) -> None:
+        for run in self.runs():
+            with self._lock:
+                flight = self._flights.get(run.id)
+                if flight is not None:
+                    flight.widget_errors_told = 0
+                if run.widget_error is None:
+                    continue
+                run.widget_error = None
+                run.version += 1
+            self.events.publish("run", run.as_json())
 
     def reload_news(self, tools: dict[str, tuple[str, ...]] | None, notice: str | None) -> None:
         """What the reload just pushed changed in the tools, now that dev has read the new code: pages
@@ -817,7 +879,14 @@ class Workbench:
         """The server's skills (SEP-2640) as skills/list gives them; `declared` false when it serves none."""
         from appsdk_cli import remote
 
-        outcome = remote.list_skills(self.signing_target(browser=False))
+        try:
+            outcome = remote.list_skills(self.signing_target(browser=False))
+        except AppsdkError as problem:
+            if not self._needs_sign_in(problem):
+                raise
+            # Not broken: the skills wait for the sign-in the page offers, as the tools do.
+            request.json(HTTPStatus.OK, {"declared": True, "skills": [], "error": None, "signIn": problem.message})
+            return
         listing = {"declared": outcome.skills is not None, "skills": outcome.skills or []}
         request.json(HTTPStatus.OK, {**listing, "error": outcome.skills_error or None})
 
@@ -896,7 +965,11 @@ class Workbench:
         body = request.body or {}
         arguments = body.get("arguments")
         try:
-            run = self.rerun(run_id, arguments if isinstance(arguments, dict) else None, locale=_locale(body))
+            saved = body.get("afterSave")
+            after_save = [str(name) for name in saved[:3]] if isinstance(saved, list) else None
+            run = self.rerun(
+                run_id, arguments if isinstance(arguments, dict) else None, locale=_locale(body), after_save=after_save
+            )
         except RuntimeError as busy:
             raise HttpError(HTTPStatus.CONFLICT, str(busy)) from None
         request.json(HTTPStatus.ACCEPTED, {"run": run.as_json()})
@@ -1020,3 +1093,15 @@ def _make_tracer() -> Any:
     except ImportError:
         return None  # the traffic recorder is not in this build: the page says the panel waits for it
     return Tracer(client="workbench")
+
+
+def _rerun_words(run: Run, after_save: Sequence[str] | None) -> str | None:
+    """The call the page makes again by itself after a save, as dev's terminal names it: "run #2
+    list-books({"month": "june"}) after the save of server.py"."""
+    if after_save is None:
+        return None
+    arguments = json.dumps(run.arguments, ensure_ascii=False) if run.arguments else ""
+    if len(arguments) > 80:
+        arguments = arguments[:79] + "…"
+    why = f"after the save of {', '.join(after_save)}" if after_save else "after a save"
+    return f"run #{run.sequence} {run.tool}({arguments}) {why}"

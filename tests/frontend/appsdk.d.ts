@@ -336,6 +336,8 @@ interface AppsdkSkillListing {
   declared: boolean;
   skills: AppsdkSkill[];
   error?: string | null;
+  /** the server wants a sign-in first (why): the page offers Sign in */
+  signIn?: string | null;
 }
 
 /** The workbench's /api/skill-file: one skill file's text, checked against its listed digest and size. */
@@ -362,6 +364,8 @@ interface AppsdkRun {
   invoking: string | null;
   invoked: string | null;
   warnings: string[];
+  /** The widget threw: the first line, placed in the template (ui://…:12); null once it renders afresh. */
+  widgetError?: string | null;
   calls: number;
   version: number;
   /** An isError result's crash, as appsdk dev reported it (never sent to the widget). */

@@ -21,6 +21,11 @@ test("a run's status line says what ChatGPT would, with its time once it ended",
   assert.deepEqual(statusText({ ...run, status: "cancelled" }), ["Cancelled", "1.23 s"]);
   assert.deepEqual(statusText({ ...run, status: "invalid" }), ["Not sent: the arguments do not fit the tool", ""]);
   assert.deepEqual(statusText({ ...run, status: "failed", durationMs: 0 }), ["The call failed", "0.00 s"]);
+  // A call that went well and a widget that threw: the run says both.
+  assert.deepEqual(statusText({ ...run, status: "done", invoked: "Trip planned", widgetError: "Uncaught Error: boom" }), [
+    "Trip planned; its widget threw",
+    "1.23 s",
+  ]);
 });
 
 test("of a POST's answer and a pushed event, the page keeps the newer version", () => {

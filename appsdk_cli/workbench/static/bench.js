@@ -12,6 +12,7 @@
  * @property {boolean} [inFlight] its widget shows while the call is still running
  * @property {boolean} [reloadTemplate] the next result goes to a view of the template read afresh
  * @property {{ progress?: string, log?: string }} [notes] the newest progress and log line of the call in flight
+ * @property {string} [rerunNote] the page made the call again by itself after a save: said beside its outcome
  */
 
 /**

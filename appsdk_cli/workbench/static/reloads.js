@@ -71,7 +71,7 @@ export async function onReload(bench, event, exposed) {
   const done = [...bench.runs.values()].filter((run) => run.data.status === "done");
   /** @type {Promise<unknown>[]} */
   const views = [];
-  if (rerunLast) views.push(rerun(bench, last.data.id, { template: true }));
+  if (rerunLast) views.push(rerun(bench, last.data.id, { template: true, afterSave: event.files || [] }));
   for (const run of done) {
     if (rerunLast && run === last) continue;
     for (const frame of run.frames) views.push(frame.reloadTemplate());
@@ -97,7 +97,7 @@ export async function onReloadNews(bench, news) {
   const last = lastDoneRun(bench);
   if (!last || reload.codeChanged || !changes(news.tools, last)) return;
   if (!element("rerun-on-change", HTMLInputElement).checked) return;
-  await rerun(bench, last.data.id, { template: true });
+  await rerun(bench, last.data.id, { template: true, afterSave: reload.files || [] });
 }
 
 /** @param {string | null | undefined} text ours (the terminal's words), with **bold** for the control to press */

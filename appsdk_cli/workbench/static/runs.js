@@ -4,14 +4,14 @@
 
 import { $, api, element, hostOptions, messageOf } from "./bench.js";
 import { clearFrames, renderFrames } from "./frames.js";
-import { selectTool, syncFormFromJson } from "./tools.js";
+import { selectTool, signInStepNodes, syncFormFromJson } from "./tools.js";
 
 /** @typedef {import("./bench.js").Bench} Bench */
 /** @typedef {import("./bench.js").PageRun} PageRun */
 
 /**
  * A run's status line and its timing, as ChatGPT words the call. Pure.
- * @param {Pick<AppsdkRun, "status" | "tool" | "invoking" | "invoked" | "durationMs" | "result"> & { crash?: AppsdkToolCrash | null }} data
+ * @param {Pick<AppsdkRun, "status" | "tool" | "invoking" | "invoked" | "durationMs" | "result"> & { crash?: AppsdkToolCrash | null, widgetError?: string | null }} data
  * @returns {[string, string]}
  */
 export function statusText(data) {
@@ -24,6 +24,7 @@ export function statusText(data) {
       if (data.result && data.result.isError) {
         return [data.crash ? `${data.tool} raised ${data.crash.type}` : `${data.tool} returned an error`, seconds];
       }
+      if (data.widgetError) return [`${data.invoked || `Called ${data.tool}`}; its widget threw`, seconds];
       return [data.invoked || `Called ${data.tool}`, seconds];
     case "cancelled":
       return ["Cancelled", seconds];
@@ -167,17 +168,18 @@ export function upsertRun(bench, data) {
   part(card, ".call-text").replaceChildren(callText(data));
   const [text, meta] = statusText(data);
   part(card, ".status-text").textContent = text;
-  part(card, ".run-meta").textContent = [meta, data.calls > 1 ? `run ${data.calls}×` : ""].filter(Boolean).join(" · ");
-  card.dataset.outcome = data.status === "done" && data.result && data.result.isError ? "error" : "";
+  part(card, ".run-meta").textContent = [meta, data.calls > 1 ? `run ${data.calls}×` : "", run.rerunNote].filter(Boolean).join(" · ");
+  card.dataset.outcome = (data.status === "done" && data.result && data.result.isError) || data.widgetError ? "error" : "";
   renderCrash(card, data);
   if (data.status !== "running") {
     part(card, ".run-progress").hidden = true;
     run.notes = {};
   }
   const problem = part(card, ".run-problem");
-  const warnings = data.warnings || [];
+  // A widget that threw says so on its card (a React widget that throws is a blank card otherwise).
+  const warnings = [...(data.widgetError ? [`The widget threw: ${data.widgetError}`] : []), ...(data.warnings || [])];
   problem.hidden = !data.error && !warnings.length;
-  problem.classList.toggle("warn", !data.error);
+  problem.classList.toggle("warn", !data.error && !data.widgetError);
   problem.textContent = data.error || warnings.join("\n");
   renderModelText(card, data);
   // A first call with a widget shows it while the call is in flight, as ChatGPT does: the views get
@@ -252,6 +254,26 @@ export function showProgress(bench, note) {
 }
 
 /**
+ * A step of the sign-in a run's call waits for (a 401, or a step-up for more scope): the card says it waits
+ * for the user, with the sign-in page as a link that stays, and its Cancel stops the wait.
+ * @param {Bench} bench
+ * @param {{ run?: string, message: string }} note
+ */
+export function showRunSignIn(bench, note) {
+  const run = note.run ? bench.runs.get(note.run) : undefined;
+  if (!run || run.data.status !== "running") return;
+  const message = note.message.split("; tokens cached in")[0];
+  const line = part(run.element, ".run-progress");
+  const { nodes, url } = signInStepNodes(message, line.dataset.url);
+  if (url) line.dataset.url = url;
+  else delete line.dataset.url;
+  const waiting = !message.startsWith("signed in") && !message.includes("approves without a browser");
+  part(run.element, ".status-text").textContent = waiting ? "Waiting for you to sign in (Cancel stops waiting)…" : statusText(run.data)[0];
+  line.hidden = false;
+  line.replaceChildren(...nodes);
+}
+
+/**
  * What the model reads of the result: its text content and its structuredContent.
  * @param {HTMLElement} card
  * @param {AppsdkRun} data
@@ -293,12 +315,16 @@ function editArguments(bench, id) {
 /**
  * @param {Bench} bench
  * @param {string} id
- * @param {{ template?: boolean }} [options]
+ * @param {{ template?: boolean, afterSave?: string[] }} [options] afterSave: the page re-runs it by itself
+ *   after a save of these files (the card and dev's terminal say so, so its outcome is not taken for the save's)
  */
-export async function rerun(bench, id, { template = false } = {}) {
+export async function rerun(bench, id, { template = false, afterSave } = {}) {
   const pending = bench.runs.get(id);
-  if (pending) pending.reloadTemplate = template;
-  await api("/api/runs/rerun", { run: id, locale: hostOptions(bench).locale })
+  if (pending) {
+    pending.reloadTemplate = template;
+    pending.rerunNote = afterSave ? `re-run by the workbench after ${afterSave.length ? `the save of ${afterSave.slice(0, 3).join(", ")}` : "a save"}` : "";
+  }
+  await api("/api/runs/rerun", { run: id, locale: hostOptions(bench).locale, ...(afterSave ? { afterSave } : {}) })
     .then(({ run }) => upsertRun(bench, run))
     .catch((error) => {
       const run = bench.runs.get(id);

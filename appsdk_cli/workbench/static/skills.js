@@ -32,8 +32,14 @@ export function showSkills(listing) {
   section.hidden = !listing.declared;
   $("skill-count").textContent = listing.skills.length ? String(listing.skills.length) : "";
   const error = $("skills-error");
-  error.hidden = !listing.error;
-  error.textContent = listing.error ? `Could not list the skills: ${listing.error}` : "";
+  // A server that wants a sign-in is not broken: said as the tools say it, not in red.
+  error.hidden = !listing.error && !listing.signIn;
+  error.classList.toggle("wants-sign-in", Boolean(listing.signIn));
+  error.textContent = listing.error
+    ? `Could not list the skills: ${listing.error}`
+    : listing.signIn
+      ? `Sign in to see the skills: ${listing.signIn}`
+      : "";
   const list = $("skill-list");
   list.replaceChildren(...listing.skills.map(skillItem));
 }

@@ -65,26 +65,37 @@ export function wireSignIn() {
 }
 
 /**
+ * A sign-in step's words, with the sign-in page as a link: where it names the page's URL ("opening URL in
+ * your browser"), and where it says "that URL" (no browser could be started) with `url` the one it named
+ * before, so the link outlives the next step. Pure but for making the nodes.
+ * @param {string} message
+ * @param {string | undefined} url
+ * @returns {{ nodes: (string | Node)[], url: string | undefined }}
+ */
+export function signInStepNodes(message, url) {
+  const named = /(https?:\/\/\S+) in your browser/.exec(message);
+  /** @param {string} href */
+  const link = (href) => Object.assign(document.createElement("a"), { href, target: "_blank", rel: "noopener", textContent: "the sign-in page" });
+  if (named) return { nodes: [message.split(named[1])[0], link(named[1]), " in your browser"], url: named[1] };
+  if (url && message.includes("that URL")) {
+    const [before, after] = message.split("that URL");
+    return { nodes: [before, link(url), after], url };
+  }
+  return { nodes: [message], url: message.startsWith("signed in") ? undefined : url };
+}
+
+/**
  * A step of a sign-in the workbench is making (for the page's Sign in, a run or a widget's own call): said
  * under the tool list, with the sign-in page as a link in case no browser could open it.
  * @param {{ message: string }} note
  */
 export function showSignInStep(note) {
   const status = $("sign-in-status");
-  status.replaceChildren();
   const message = note.message.split("; tokens cached in")[0]; // where the cache is: the terminal's business
-  const url = /(https?:\/\/\S+) in your browser/.exec(message);
-  if (url) {
-    const [before] = message.split(url[1]);
-    const link = document.createElement("a");
-    link.href = url[1];
-    link.target = "_blank";
-    link.rel = "noopener";
-    link.textContent = "the sign-in page";
-    status.append(before, link, " in your browser");
-  } else {
-    status.textContent = message;
-  }
+  const { nodes, url } = signInStepNodes(message, status.dataset.url);
+  if (url) status.dataset.url = url;
+  else delete status.dataset.url;
+  status.replaceChildren(...nodes);
   // A run's or a widget's sign-in is said here too; the button stays for the page's own Sign in.
   const box = $("sign-in");
   const offered = box.dataset.offered === "true";

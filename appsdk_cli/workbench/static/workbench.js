@@ -11,7 +11,7 @@ import { applyInspector, applyScheme, loadProfiles, onKey, wireControls, wireRes
 import { applyWidgetState, readWidgetState } from "./frames.js";
 import { createPanels } from "./panels.js";
 import { onReload, onReloadNews, showAppState } from "./reloads.js";
-import { showProgress, upsertRun } from "./runs.js";
+import { showProgress, showRunSignIn, upsertRun } from "./runs.js";
 import { loadSkills } from "./skills.js";
 import { setTools, showSignInStep, wireSignIn } from "./tools.js";
 
@@ -117,7 +117,10 @@ function connectEvents() {
   on("reload-news", (news) => onReloadNews(bench, news));
   on("app", (app) => setApp(app));
   on("progress", (note) => showProgress(bench, note));
-  on("signin", showSignInStep);
+  on("signin", (note) => {
+    showSignInStep(note);
+    showRunSignIn(bench, note);
+  });
   on("traffic", serverTraffic);
   source.addEventListener("error", () => setConnection(source.readyState === EventSource.CLOSED ? "down" : "retrying"));
 }

@@ -38,6 +38,9 @@ export function useToolOutput<T>(accept: (value: unknown) => value is T): ToolOu
       created.ontoolresult = (result) => {
         if (accept(result.structuredContent)) setOutput(result.structuredContent);
       };
+      // The host asks before it removes the widget (a re-render, a closed card): nothing to save here, so
+      // the answer is an empty result. Without a handler the SDK answers -32601, an error in the traffic.
+      created.onteardown = () => ({});
     },
   });
   // The host's theme, colours and fonts, now and whenever they change.
