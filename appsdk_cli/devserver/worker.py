@@ -6,7 +6,7 @@ because the supervisor never imports them.
 
 The conversation with the supervisor is one JSON object per line over two pipes:
 
-    worker -> supervisor   ready {ok, timings | summary, traceback, missing}   serving   stopped
+    worker -> supervisor   ready {ok, timings | summary, traceback, missing, module}   serving   stopped
                            auth-http {id, method, path, query, headers, body}
                            tool-crash {crash: {tool, type, message, file, line, function, frames}}
     describer -> supervisor   described {tools, contract, suggested}   (its own pipe, then it exits)
@@ -60,6 +60,7 @@ from appsdk_cli.snapshot.loader import (
     TargetMissing,
     describe_failure,
     import_server,
+    leaf,
 )
 
 _PR_SET_PDEATHSIG = 1
@@ -357,7 +358,10 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: 
             app = fallback_app(f"{IMPORT_FAILED}: {summary}; fix it and save", security)
             # The line names the call that started a server on import; its traceback adds nothing.
             trace = "" if isinstance(problem, ServesOnImport) else user_traceback(problem)
-            channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": trace})
+            # A module that is not installed: the supervisor names the Python to install it into.
+            missing = leaf(problem)
+            module = missing.name if isinstance(missing, ModuleNotFoundError) else None
+            channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": trace, "module": module})
         else:
             app = loaded.asgi
             channel.send(
