@@ -153,7 +153,9 @@ def test_the_smoke_suite_of_a_dead_server_fails_in_one_line(tmp_path: Path):
     assert result.returncode == 1, result.stdout + result.stderr
     assert "appsdk test (the generated smoke suite): 1 failed" in result.stdout
     server = nowhere.removeprefix("http://")
-    assert f"✗ {server}::test_widget_renders[server]: cannot reach the MCP server at {nowhere}" in result.stdout
+    # Why, once (pytest's FAILURES section); the summary lists the test, named after the server.
+    assert result.stdout.count(f"cannot reach the MCP server at {nowhere}") == 1, result.stdout
+    assert f"✗ {server}::test_widget_renders[server]\n" in result.stdout
 
 
 def test_without_chromium_the_rendered_tests_skip_naming_the_package(project: Path):
@@ -230,7 +232,7 @@ def test_a_restyled_widget_fails_its_snapshot_until_the_change_is_accepted(proje
     assert changed.returncode == 1, changed.stdout + changed.stderr
     assert f"the widget differs from tests/__snapshots__/test_widget/{name}.png" in changed.stdout
     assert (folder / f"{name}.actual.png").is_file() and (folder / f"{name}.diff.png").is_file()
-    assert f"✗ {pick}: the widget differs" in changed.stdout
+    assert f"✗ {pick}\n" in changed.stdout
 
     accepted = run([*APPSDK, "test", "--update-snapshots", "--", pick], project)
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr

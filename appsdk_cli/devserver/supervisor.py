@@ -29,6 +29,7 @@ import errno
 import json
 import os
 import selectors
+import shlex
 import signal
 import socket
 import sys
@@ -90,6 +91,8 @@ IMPORT_SLOW_SECONDS = 5.0
 # the window look like a crash loop, which waits for a save instead.
 RESTARTS_PER_WINDOW = 5
 RESTART_WINDOW_SECONDS = 60.0
+# How often the loop looks at the app's Python's site-packages (pip install): a stat of a folder or two.
+PACKAGES_CHECK_SECONDS = 0.5
 # A reload slower than this says where its time went, in one more line (Reloaded.slow).
 SLOW_RELOAD_SECONDS = 0.5
 # The signals whose handlers run() installs (_install_signals).
@@ -190,6 +193,9 @@ class Supervisor:
         self._listener_watched = False
         self._own_files = _installed_stamp()  # appsdk's own package as this process loaded it
         self._own_files_checked = time.monotonic()
+        # The app's Python's installed packages, as the last import saw them and as last looked at.
+        self._packages = self._packages_seen = _site_packages_stamp()
+        self._packages_checked = time.monotonic()
         self._last_tools: dict[str, str] | None = None
         self._libraries: tuple[str, ...] = ()  # what the last good import loaded from outside the project
         self._spare: _Worker | None = None
@@ -429,6 +435,7 @@ class Supervisor:
         self._reap()
         self._say_if_import_is_slow()
         self._say_if_appsdk_was_replaced()
+        self._reload_if_packages_changed()
         # Until the first worker serves, saves wait and then apply to it; but a first import that hangs
         # (the app serves on import) may be fixed by a save, which must then start it over.
         hung = self._next is not None and self._next.slow_said and self._next.state == "starting"
@@ -471,6 +478,29 @@ class Supervisor:
         if _installed_stamp() != self._own_files:
             self._own_files = None  # said once
             self._emit(AppsdkReplaced(package=Path(worker_module.__file__).resolve().parent.parent))
+
+    def _reload_if_packages_changed(self) -> None:
+        """A broken app imports again once packages were installed into its Python (a missing one, most
+        often), as a save would do; a working one is left alone until the next save."""
+        now = time.monotonic()
+        if not (self.config.reload and self._started) or now - self._packages_checked < PACKAGES_CHECK_SECONDS:
+            return
+        self._packages_checked = now
+        stamp = _site_packages_stamp()
+        if stamp != self._packages_seen:
+            self._packages_seen = stamp  # pip may still be writing: act once a look finds nothing new
+            return
+        live = self._live
+        if stamp == self._packages or self._next is not None or live is None or live.state != "serving":
+            return
+        self._packages = stamp
+        if live.ok:
+            return
+        # The spare imported its libraries before the install: a fresh fork imports what is there now.
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            self._kill(spare)
+        self._reload(("the installed packages",), now)
 
     def _restart(self) -> None:
         """A request waits and no worker serves (the last one died): start the app again for it."""
@@ -634,6 +664,9 @@ class Supervisor:
         if not worker.ok and not message.get("fallback"):
             summary = str(message.get("summary"))
             hint = BROKEN_HINT if self.config.reload else NO_RELOAD_HINT
+            module = message.get("module")
+            if module and self.config.reload:
+                hint = _install_hint(str(module))
             self._emit(AppBroken(summary=summary, traceback=str(message.get("traceback", "")), hint=hint))
             if not self.config.reload:
                 raise AppsdkError(f"{IMPORT_FAILED}: {summary}")
@@ -982,6 +1015,35 @@ def _ended(exit_code: int | None) -> str:
         with contextlib.suppress(ValueError):
             return f"was killed by {signal.Signals(-exit_code).name}"
     return f"exited with code {exit_code}"
+
+
+def _install_hint(module: str) -> str:
+    """What to do about an app that imports a module not installed: install it into the app's Python,
+    named by its path (a pip on PATH may belong to another), and dev imports the app again by itself."""
+    from appsdk_cli.invocation import shell_path
+
+    top = module.partition(".")[0]
+    python = shell_path(Path(sys.executable))
+    return (
+        f"install the package that provides {top!r} into the Python that runs the app: "
+        f"{python} -m pip install {shlex.quote(top)}; appsdk dev imports the app again once it is installed "
+        "(or fix the import and save)"
+    )
+
+
+def _site_packages_stamp() -> tuple[tuple[str, int], ...]:
+    """The modification time of each of this Python's site-packages folders: installing or removing a
+    package adds or removes an entry there (its .dist-info at least), which changes the folder's."""
+    import site
+
+    folders = list(getattr(site, "getsitepackages", list)())
+    if site.ENABLE_USER_SITE:
+        folders.append(site.getusersitepackages())
+    stamp: list[tuple[str, int]] = []
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            stamp.append((folder, os.stat(folder).st_mtime_ns))
+    return tuple(stamp)
 
 
 def _installed_stamp() -> tuple[int, int] | None:

@@ -6,7 +6,7 @@ because the supervisor never imports them.
 
 The conversation with the supervisor is one JSON object per line over two pipes:
 
-    worker -> supervisor   ready {ok, timings | summary, traceback, missing}   serving   stopped
+    worker -> supervisor   ready {ok, timings | summary, traceback, missing, module}   serving   stopped
                            auth-http {id, method, path, query, headers, body}
                            tool-crash {crash: {tool, type, message, file, line, function, frames}}
     describer -> supervisor   described {tools, contract, suggested}   (its own pipe, then it exits)
@@ -60,6 +60,7 @@ from appsdk_cli.snapshot.loader import (
     TargetMissing,
     describe_failure,
     import_server,
+    leaf,
 )
 
 _PR_SET_PDEATHSIG = 1
@@ -357,7 +358,10 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: 
             app = fallback_app(f"{IMPORT_FAILED}: {summary}; fix it and save", security)
             # The line names the call that started a server on import; its traceback adds nothing.
             trace = "" if isinstance(problem, ServesOnImport) else user_traceback(problem)
-            channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": trace})
+            # A module that is not installed: the supervisor names the Python to install it into.
+            missing = leaf(problem)
+            module = missing.name if isinstance(missing, ModuleNotFoundError) else None
+            channel.send({"type": "ready", "ok": False, "summary": summary, "traceback": trace, "module": module})
         else:
             app = loaded.asgi
             channel.send(
@@ -688,6 +692,8 @@ async def _serve(
         channel.send({"type": "serving"})
 
     server = WorkerServer(config, on_started=on_started)
+    shutdown_noise = _ShutdownNoise()
+    logging.getLogger("uvicorn.error").addFilter(shutdown_noise)
     loop = asyncio.get_running_loop()
     # SIGTERM asks for a graceful stop, however often it comes: a `kill -TERM -PGID` reaches the worker
     # and then the supervisor's own SIGTERM follows; escalating on the second would cancel the app's
@@ -699,6 +705,7 @@ async def _serve(
         messages, closed = channel.read_available()
         for message in messages:
             if message.get("type") == "retire":
+                shutdown_noise.replaced = True
                 task = loop.create_task(_retire(server, sock, channel, drain_seconds, streams, handoff))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
@@ -746,6 +753,35 @@ async def _retire(
     while server.server_state.connections and loop.time() < deadline:
         await asyncio.sleep(0.01)
     server.stop()
+
+
+class _ShutdownNoise(logging.Filter):
+    """uvicorn's words when it stops a worker that still runs a call, in one line of dev's.
+
+    A sync tool still sleeping when its worker stops (its client pressed Ctrl-C, then a save replaced the
+    code) outlives uvicorn's graceful shutdown: uvicorn cancels the request's task and logs that, then the
+    cancelled task's whole stack (thirty frames of mcp and anyio) as an error in the application. The
+    cancel is uvicorn's own doing, so that traceback says nothing about the app and is dropped.
+    """
+
+    # uvicorn's message (server.py) when the graceful shutdown's time is up; its one argument is the count.
+    CANCEL = "Cancel %s running task(s), timeout graceful shutdown exceeded"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.replaced = False  # the supervisor retired this worker for newer code (a save)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == self.CANCEL and record.args:
+            count = record.args[0] if isinstance(record.args, tuple) else record.args
+            calls = "1 call" if count == 1 else f"{count} calls"
+            where = "the code before the save" if self.replaced else "the app as its worker stopped"
+            record.msg, record.args = f"stopped {calls} still running in {where}", ()
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.name = "appsdk dev"
+            return True
+        exception = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exception, asyncio.CancelledError)
 
 
 class WorkerServer(uvicorn.Server):

@@ -62,8 +62,11 @@ def preview_screenshot(shot: Screenshot, log: list[LogEntry], *, allow_errors: b
     """The host log's warnings and errors, the saved image, then what went wrong inside the widget."""
     from appsdk_cli.render.console import escape
 
+    # A problem is said once, in the list below: the log's line of the same error (and its stack, which
+    # names the served view, not the template) would say it again.
+    listed = set(shot.problems)
     for entry in log:
-        if entry.level in ("warn", "error"):
+        if entry.level in ("warn", "error") and entry.message.strip().partition("\n")[0] not in listed:
             preview_log(entry)
     kind = "JPEG" if shot.format == "jpeg" else "PNG"
     stdout().print(

@@ -35,7 +35,9 @@ def test_summary(outcome: TestOutcome) -> None:
         return
     say(console, f"appsdk test ({what}): {', '.join(parts)} in {outcome.seconds:.1f} s")
     for failure in outcome.failures:
-        say(console, f"  [red]✗[/red] {escape(failure.test)}: {escape(failure.line)}")
+        # Once: pytest's FAILURES section above says why, unless it was turned off.
+        why = "" if outcome.details else f": {escape(failure.line)}"
+        say(console, f"  [red]✗[/red] {escape(failure.test)}{why}")
     if outcome.smoke:  # what a smoke suite left out is part of its answer: which tools went untested, and why
         for skip in outcome.skips:
             say(console, f"  - skipped {escape(skip.test)}: {escape(skip.line)}")

@@ -1,4 +1,4 @@
-"""Rendering a widget for a test: one host and one browser per session, a clean browser page per widget.
+"""Rendering a widget for a test: one host and one browser per session, a fresh browser context per widget.
 
     with Harness(app) as harness:
         widget = harness.render(Rendering(tool="list-books", arguments={"month": "June"}, theme="dark"))
@@ -9,14 +9,14 @@ one run on it (Run.shown), shown by the host page (`?run=ID&screenshot=1`, the p
 Chromium through Playwright, found as preview/screenshot.py finds it ($APPSDK_CHROMIUM, else the
 system's). So a test sees what `appsdk preview` shows, in any profile, theme, locale, mode and device.
 
-A new browser context and page per widget cost a new renderer and a cold load of the host page each
-time; so a page is kept per locale and time zone (the context's own settings) and handed to the next
-rendering once reset: navigated away (the host page, its frames and their scripts go), every storage of
-the host's origins cleared (local and session storage, IndexedDB, Cache Storage, cookies, service
-workers), and its viewport and media set again. Only the browser's HTTP cache stays, where the host's
-versioned scripts are (host/static.py). A widget whose test took Playwright's own objects (its `page` or
-`context`, which reach the context's routes, permissions and scripts), a rendering that failed, and a
-page that opened another are not reused: their context is closed, as before.
+Each rendering gets a browser context of its own, closed when the widget goes: its storage of every kind
+(local and session storage, IndexedDB, Cache Storage, the origin's file system, cookies, service workers)
+and its tab's history start empty by construction, whatever the browser's version. A page kept between
+renderings and cleared through DevTools (Storage.clearDataForOrigin) was isolated only as far as that
+call reached in the browser at hand (#36: Chromium 150 handed a rendering's sessionStorage, which belongs
+to the tab, to the next one), and the tab's history grew with every rendering. A fresh context cost
+0.55 s a rendering where the kept page cost 0.44 s (medians of 20, book-club's widget, on two cores
+under a load of 11).
 
 A rendering waits until the host page says the widget settled (it took its data and stopped resizing),
 or until the widget reports an error: a widget that throws, is blocked by its CSP or never takes its
@@ -52,13 +52,11 @@ _READY = """() => {
 
 
 @dataclass
-class _KeptPage:
-    """A browser context with its one page, free for the next rendering in its locale and time zone."""
+class _Shown:
+    """The browser context of one rendering, with its one page."""
 
-    key: tuple[str, str]
     context: Any
     page: Any
-    devtools: Any = None  # its DevTools session, opened on the first reset
 
 
 class BrowserMissing(AppsdkError):
@@ -87,8 +85,7 @@ class Harness:
         self._browser: Any = None
         self._comparator: Any = None
         self._thread: Any = None
-        self._free: list[_KeptPage] = []  # reset pages, ready for a rendering
-        self._in_use: dict[str, _KeptPage] = {}  # by run id
+        self._in_use: dict[str, _Shown] = {}  # by run id
 
     def __enter__(self) -> Harness:
         return self
@@ -130,7 +127,6 @@ class Harness:
         return self._comparator
 
     def close(self) -> None:
-        self._free.clear()
         self._in_use.clear()
         if self._browser is not None:
             self._browser.close()
@@ -193,10 +189,10 @@ class Harness:
         with self._lock:
             run_id = f"test-{next(self._ids)}"
         self.host.add_run(Run.shown(run_id, session))
-        kept = self._page_for(browser, rendering)
+        shown = self._new_page(browser, rendering)
         with self._lock:
-            self._in_use[run_id] = kept
-        context, page = kept.context, kept.page
+            self._in_use[run_id] = shown
+        context, page = shown.context, shown.page
         page.set_viewport_size(dict(DEVICES[rendering.device].viewport))
         page.emulate_media(color_scheme=rendering.theme, reduced_motion="reduce")
         page.clock.set_fixed_time(FIXED_TIME)
@@ -219,26 +215,21 @@ class Harness:
             settled = True
         except Exception as problem:
             if type(problem).__name__ != "TimeoutError":
-                self.release(widget, reuse=False)
+                self.release(widget)
                 raise
         if not settled:
-            self.release(widget, reuse=False)
+            self.release(widget)
             raise WidgetProblem(f"{rendering.label()}: the host page did not settle within {SETTLE_TIMEOUT:g} s")
         if not rendering.allow_problems:
             causes = widget.problems()
             if causes:
-                self.release(widget, reuse=False)
+                self.release(widget)
                 more = f" (and {len(causes) - 1} more: {'; '.join(causes[1:])})" if len(causes) > 1 else ""
                 raise WidgetProblem(f"{rendering.label()}: {causes[0]}{more}")
         return widget
 
-    def _page_for(self, browser: Any, rendering: Rendering) -> _KeptPage:
-        """A reset page of a context in the rendering's locale and time zone: a kept one, else a new one."""
-        key = (rendering.locale, rendering.time_zone)
-        with self._lock:
-            for index, kept in enumerate(self._free):
-                if kept.key == key:
-                    return self._free.pop(index)
+    def _new_page(self, browser: Any, rendering: Rendering) -> _Shown:
+        """The one page of a new browser context in the rendering's locale and time zone."""
         context = browser.new_context(
             device_scale_factor=1,
             locale=rendering.locale,
@@ -246,41 +237,17 @@ class Harness:
             reduced_motion="reduce",
         )
         context.set_default_timeout(SETTLE_TIMEOUT * 1000)
-        return _KeptPage(key, context, context.new_page())
+        return _Shown(context, context.new_page())
 
-    def release(self, widget: RenderedWidget, *, reuse: bool = True) -> None:
-        """The widget's run goes, and its page is reset for the next rendering, or its context closed."""
+    def release(self, widget: RenderedWidget) -> None:
+        """The widget's run goes, and its browser context with everything it stored."""
         with self._lock:
-            kept = self._in_use.pop(widget.run_id, None)
+            shown = self._in_use.pop(widget.run_id, None)
         try:
-            if kept is not None:
-                if reuse and not widget.exposed and self._reset(kept):
-                    with self._lock:
-                        self._free.append(kept)
-                else:
-                    kept.context.close()
+            if shown is not None:
+                shown.context.close()
         finally:
             self.forget(widget.run_id)
-
-    def _reset(self, kept: _KeptPage) -> bool:
-        """Leave the host page and clear what its origins stored; False if the page cannot be trusted clean
-        (it opened another, or the browser refused), and its context is to be closed instead."""
-        try:
-            if len(kept.context.pages) != 1:
-                return False
-            kept.page.goto("about:blank")
-            if kept.devtools is None:
-                kept.devtools = kept.context.new_cdp_session(kept.page)
-            for origin in self._host_origins():
-                kept.devtools.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
-            kept.context.clear_cookies()
-            return True
-        except Exception:  # a browser gone or a page that hangs: a new context costs only time
-            return False
-
-    def _host_origins(self) -> list[str]:
-        origins = self.host.origins
-        return [*origins.host_page_origins, origins.proxy_origin, origins.view_origin, origins.files_origin]
 
     def forget(self, run_id: str) -> None:
         if self._host is not None:

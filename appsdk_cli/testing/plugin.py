@@ -48,11 +48,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 class _Outcomes:
-    """Each test's outcome and first line of why, written as JSON at the end for `appsdk test`'s summary."""
+    """Each test's outcome and first line of why, written as JSON at the end for `appsdk test`'s summary.
+
+    Each failure is said once: pytest's FAILURES and ERRORS sections say why, and `appsdk test`'s summary
+    lists the tests that failed after them, so pytest's own short summary of failures and errors (the same
+    ids with their message cut to the terminal's width) is left out. With pytest's sections turned off
+    (--tb=no), the summary says why instead (`details`).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.tests: dict[str, dict[str, str]] = {}
+        self.details = True
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.details = session.config.getoption("tbstyle", "auto") != "no"
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if self.details and isinstance(getattr(reporter, "reportchars", None), str):
+            reporter.reportchars = "".join(char for char in reporter.reportchars if char not in "fE")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         known = self.tests.get(report.nodeid)
@@ -66,7 +79,8 @@ class _Outcomes:
             self.tests[report.nodeid] = {"outcome": "passed", "line": ""}
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.path.write_text(json.dumps({"exit": int(exitstatus), "tests": self.tests}), encoding="utf-8")
+        found = {"exit": int(exitstatus), "tests": self.tests, "details": self.details}
+        self.path.write_text(json.dumps(found), encoding="utf-8")
 
 
 def _first_line(report: pytest.TestReport) -> str:

@@ -41,6 +41,7 @@ class TestOutcome:
     failures: list[Failure] = field(default_factory=list)
     skips: list[Failure] = field(default_factory=list)  # each skipped test and why
     smoke: bool = False  # the generated smoke suite ran (no tests of the project's own)
+    details: bool = True  # pytest's output above says why each failed (the summary need not again)
     junitxml: Path | None = None  # the report the caller asked for
 
     @property
@@ -180,9 +181,11 @@ def read_outcomes(summary: Path, pytest_exit: int) -> TestOutcome:
 
     outcome = TestOutcome(pytest_exit)
     try:
-        tests = json.loads(summary.read_text(encoding="utf-8"))["tests"]
+        found = json.loads(summary.read_text(encoding="utf-8"))
+        tests = found["tests"]
     except (OSError, ValueError, KeyError, TypeError):
         return outcome
+    outcome.details = found.get("details") is not False
     for test, found in tests.items():
         kind = found.get("outcome")
         if kind == "passed":

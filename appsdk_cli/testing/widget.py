@@ -113,9 +113,6 @@ class RenderedWidget:
         self.run_id = run_id
         self._context = context
         self._page = page
-        # The test took Playwright's own objects, and may have changed its browser context (routes,
-        # permissions, offline, init scripts): the context is not handed to the next test then.
-        self.exposed = False
         self._harness = harness
         self._snapshots = snapshots
         self._place = place
@@ -123,14 +120,12 @@ class RenderedWidget:
 
     @property
     def context(self) -> Any:
-        """Playwright's BrowserContext, for what this class does not cover (it then serves this widget only)."""
-        self.exposed = True
+        """Playwright's BrowserContext, for what this class does not cover (it serves this widget only)."""
         return self._context
 
     @property
     def page(self) -> Any:
         """Playwright's Page of the host page, for what this class does not cover (as `context`)."""
-        self.exposed = True
         return self._page
 
     # --- the widget's document ---------------------------------------------------------------------------
@@ -296,7 +291,7 @@ class RenderedWidget:
         check_snapshot(self._snapshots, self.screenshot(), self._harness.comparator(), name, threshold, max_diff_ratio)
 
     def close(self) -> None:
-        """The widget goes; its browser page is reset for the next rendering (harness.py says how)."""
+        """The widget goes, and its browser context with it (harness.py says why)."""
         self._harness.release(self)
 
 
