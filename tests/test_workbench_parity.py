@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, RunningServer, free_port, serve, stop
 from preview_helpers import NEEDS_CHROMIUM
-from test_workbench_browser import field, open_workbench, wait_run
+from test_workbench_browser import field, host_window, open_workbench, wait_run, widget
 from test_workbench_seams import screenshot
 
 from appsdk_cli.connection import Target
@@ -85,12 +85,13 @@ def test_image_content_is_shown_and_the_other_blocks_are_named(page, parity_benc
     assert images.first.get_attribute("src") == f"data:image/png;base64,{red}"
     assert images.first.evaluate("(img) => [img.complete, img.naturalWidth, img.naturalHeight]") == [True, 24, 16]
     captions = content.locator("figcaption").all_text_contents()
+    sizes = [len(block.get("data", "")) * 3 // 4 for block in run["result"]["content"]]
     assert captions == [
-        "image image/png, about 84 bytes",
-        "image text/html, about 84 bytes: not shown, not an image type the workbench shows"
+        f"image image/png, about {sizes[1]} bytes",
+        f"image text/html, about {sizes[2]} bytes: not shown, not an image type the workbench shows"
         " (image/png, image/jpeg, image/gif, image/webp, image/avif, image/bmp)",
-        "image image/png, about 24 bytes: not shown, its data is not base64",
-        "audio audio/wav, about 12 bytes (not played here)",
+        f"image image/png, about {sizes[3]} bytes: not shown, its data is not base64",
+        f"audio audio/wav, about {sizes[4]} bytes (not played here)",
         "resource link file:///picks/june.txt (june) text/plain",
         "embedded resource books://1 (application/json, text, 9 characters)",
     ], captions
@@ -113,3 +114,24 @@ def test_an_empty_required_string_is_refused_by_its_field(page, parity_bench: Wo
     page.click("#run-button")
     run = wait_run(page)
     assert run["arguments"] == {"name": "Ada"} and run["result"]["content"][0]["text"] == "Hello 'Ada'", run
+
+
+def test_a_theme_chosen_right_after_a_profile_switch_sticks(page, parity_bench: Workbench) -> None:
+    open_workbench(page, parity_bench.url)
+    pick(page, "slow-start")
+    page.click("#run-button")
+    wait_run(page)
+    widget(page).get_by_text("theme light").wait_for(timeout=15_000)
+    profiles = page.eval_on_selector_all("#profile option", "options => options.map((o) => o.value)")
+    other = next(name for name in profiles if name != page.locator("#profile").input_value())
+    # A new profile, so a new view: the theme is chosen while it starts (the host has answered its
+    # ui/initialize, with the light theme, and the view has not yet said it is initialized).
+    page.select_option("#profile", other)
+    widget(page).get_by_text("theme light").wait_for(timeout=15_000)
+    assert page.locator(".run .host-frame").get_attribute("data-profile") == other
+    assert host_window(page, expression="w => w.appsdkPreview.bridge.initialized") is False
+    page.select_option("#theme", "dark")
+    widget(page).get_by_text("theme dark").wait_for(timeout=10_000)
+    page.wait_for_timeout(2000)  # past the view's initialized, and anything that came after it
+    assert widget(page).locator("#theme").text_content() == "theme dark"
+    assert host_window(page)["theme"] == "dark"
