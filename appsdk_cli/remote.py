@@ -154,8 +154,8 @@ def call_tool(
 
 def runs_as_task(client: McpClient, tool: dict[str, Any]) -> bool:
     """Whether to send the call as an MCP task (`appsdk call` and the workbench both ask this): only a tool
-    that runs no other way (taskSupport "required") is; where the server offers no tasks (or in 2026-07-28, which has none), that is said before sending,
-    since a plain tools/call is refused (-32601)."""
+    that runs no other way (taskSupport "required") is; where the server offers no tasks (or in 2026-07-28,
+    which has none), that is said before sending, since a plain tools/call is refused (-32601)."""
     execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
     if execution.get("taskSupport") != "required":
         return False

@@ -135,3 +135,86 @@ def test_a_theme_chosen_right_after_a_profile_switch_sticks(page, parity_bench: 
     page.wait_for_timeout(2000)  # past the view's initialized, and anything that came after it
     assert widget(page).locator("#theme").text_content() == "theme dark"
     assert host_window(page)["theme"] == "dark"
+
+
+LAYOUT = """() => {
+  const box = (selector) => {
+    const found = document.querySelector(selector);
+    if (!found) throw new Error(`no ${selector}`);
+    const r = found.getBoundingClientRect();
+    return { left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width, height: r.height };
+  };
+  const buttons = [...document.querySelectorAll("#traffic-panel button")];
+  const named = (text) => buttons.find((b) => b.textContent.trim() === text);
+  named("Export").id = "export-under-test";
+  named("Clear").id = "clear-traffic-under-test";
+  const row = document.querySelector(".run .frames");
+  return {
+    page: [document.documentElement.scrollWidth, document.documentElement.clientWidth, document.body.scrollWidth],
+    exportButton: box("#export-under-test"),
+    clearTraffic: box("#clear-traffic-under-test"),
+    toolbar: box("#traffic-panel .traffic-toolbar"),
+    permissions: box("#permissions"),
+    hostControls: box(".host-controls"),
+    clearRuns: box("#clear-runs"),
+    conversation: box("#conversation"),
+    inspector: box("#inspector"),
+    row: box(".run .frames"),
+    rowScroll: [row.scrollWidth, row.clientWidth],
+    frames: [...row.querySelectorAll(".host-frame")].map((f) => {
+      const r = f.getBoundingClientRect();
+      return { left: r.left, right: r.right, width: r.width };
+    }),
+  };
+}"""
+
+
+def overlaps(a: dict, b: dict) -> bool:
+    return (
+        a["left"] < b["right"] - 1
+        and b["left"] < a["right"] - 1
+        and a["top"] < b["bottom"] - 1
+        and b["top"] < a["bottom"] - 1
+    )
+
+
+@pytest.mark.parametrize("width", [1280, 1024, 390])
+def test_the_page_fits_the_window_at_1280_1024_and_390(browser, trip_bench: Workbench, width: int, tmp_path: Path):
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        open_workbench(page, trip_bench.url)
+        page.check("#side-by-side")
+        page.evaluate(
+            "() => fetch('/api/runs', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+            " body: JSON.stringify({tool: 'plan-trip', arguments: {city: 'Rome', nights: 2}})})"
+        )
+        wait_run(page)
+        for index in range(3):
+            widget(page, 0, index).get_by_text("Rome").wait_for(timeout=15_000)
+        page.wait_for_timeout(300)  # the frames take their widgets' heights
+        facts = page.evaluate(LAYOUT)
+        # No sideways scroll: the page is as wide as the window.
+        assert facts["page"] == [width, width, width], facts["page"]
+        # Export sits on Clear's line, whole, inside the traffic toolbar.
+        export, clear, toolbar = facts["exportButton"], facts["clearTraffic"], facts["toolbar"]
+        assert abs(export["top"] - clear["top"]) <= 1 and export["height"] <= clear["height"] + 1, (export, clear)
+        assert toolbar["left"] <= export["left"] and export["right"] <= toolbar["right"], (export, toolbar)
+        # The host controls stay in their box, in the conversation column, clear of the inspector.
+        permissions, controls = facts["permissions"], facts["hostControls"]
+        assert controls["left"] <= permissions["left"] and permissions["right"] <= controls["right"], facts
+        assert not overlaps(permissions, facts["inspector"]), (permissions, facts["inspector"])
+        assert facts["clearRuns"]["right"] <= facts["conversation"]["right"], facts
+        # Side by side: every widget whole within its row (none cut, none to scroll to), a phone's width
+        # at least where the column has it.
+        row, frames = facts["row"], facts["frames"]
+        assert len(frames) == 3 and facts["rowScroll"][0] <= facts["rowScroll"][1], facts
+        for frame in frames:
+            assert row["left"] - 1 <= frame["left"] and frame["right"] <= row["right"] + 1, (frame, row)
+            assert frame["width"] >= min(360, row["width"]) - 1, (frame, row)
+        screenshot(page, f"workbench-layout-{width}.png", tmp_path)
+    finally:
+        context.close()
+    assert not errors, errors

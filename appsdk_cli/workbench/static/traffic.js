@@ -272,8 +272,10 @@ export function createTrafficPanel(element, options = {}) {
   const exportButton = el("button", "traffic-button traffic-primary", "Export");
   exportButton.type = "button";
   exportButton.title = "Download the trace as JSON lines";
-  const spacer = el("span", "traffic-grow");
-  toolbar.append(search, toggles, hideLabel, spacer, total, droppedNote, clearButton, exportButton);
+  // The count and the buttons wrap as one, at the right: Export never ends up alone on a line.
+  const actions = el("span", "traffic-actions");
+  actions.append(total, droppedNote, clearButton, exportButton);
+  toolbar.append(search, toggles, hideLabel, actions);
 
   const header = el("div", "traffic-row traffic-head");
   header.setAttribute("aria-hidden", "true");
