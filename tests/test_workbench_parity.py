@@ -218,3 +218,57 @@ def test_the_page_fits_the_window_at_1280_1024_and_390(browser, trip_bench: Work
     finally:
         context.close()
     assert not errors, errors
+
+
+ROWS = "#traffic-panel .traffic-sizer .traffic-row"
+ROW_FACTS = (
+    "els => els.sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top).map((e) =>"
+    " [e.dataset.channel, e.querySelector('.t-route').title, e.querySelector('.t-method').title,"
+    " (e.querySelector('.traffic-caller') || {}).textContent || ''])"
+)
+
+
+def test_a_widgets_own_call_reads_in_order_and_is_the_widgets(page, trip_bench: Workbench, tmp_path: Path) -> None:
+    open_workbench(page, trip_bench.url)
+    page.evaluate(
+        "() => fetch('/api/runs', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+        " body: JSON.stringify({tool: 'plan-trip', arguments: {city: 'Rome', nights: 2}})})"
+    )
+    wait_run(page)
+    widget(page).get_by_text("Rome").wait_for(timeout=15_000)
+    page.click('#inspector-tabs [data-panel="traffic"]')
+    widget(page).locator("#ask").click()
+    widget(page).get_by_text("asked Asked").wait_for(timeout=15_000)
+    page.fill("#traffic-panel .traffic-search", '"asked"')
+    page.wait_for_function(f"() => document.querySelectorAll('{ROWS}[data-channel=mcp]').length === 2")
+    rows = page.eval_on_selector_all(ROWS, ROW_FACTS)
+    # The widget's callTool, the MCP exchange the workbench made for it, then the widget's answer; the MCP
+    # rows say whose call it was.
+    assert [(channel, method) for channel, _, method, _ in rows] == [
+        ("openai", "request callTool"),
+        ("mcp", "request tools/call"),
+        ("mcp", "response tools/call"),
+        ("openai", "response callTool"),
+    ], rows
+    assert [(route, caller) for channel, route, _, caller in rows if channel == "mcp"] == [
+        ("workbench → server, for the widget's own request", "for widget"),
+        ("server → workbench, for the widget's own request", "for widget"),
+    ], rows
+    records = [r for r in trip_bench.tracer.records() if r["method"] == "tools/call" and "Asked" in str(r["message"])]
+    assert [r.get("caller") for r in records] == ["widget", "widget"], records
+    screenshot(page, "workbench-widget-call-traffic.png", tmp_path)
+    # An MCP record the event stream brings late (a busy machine) goes where its time puts it: here, first.
+    page.evaluate(
+        """() => {
+            const times = [...document.querySelectorAll('#traffic-panel .traffic-sizer .traffic-row .t-time')]
+                .map((t) => Date.parse(t.title.match(/[(](.*)[)]$/)[1]));
+            window.appsdkWorkbench.page.panels.traffic({
+                time: new Date(Math.min(...times) - 1000).toISOString(), channel: "mcp", from: "server",
+                to: "workbench", kind: "notification", method: "notifications/message", id: null, size: 9,
+                caller: "widget", message: {note: "asked"},
+            });
+        }"""
+    )
+    page.wait_for_function(f"() => document.querySelectorAll('{ROWS}[data-channel=mcp]').length === 3")
+    late = [(channel, method) for channel, _, method, _ in page.eval_on_selector_all(ROWS, ROW_FACTS)]
+    assert late[0] == ("mcp", "notification notifications/message") and late[-1] == ("openai", "response callTool")
