@@ -131,7 +131,7 @@ def test_a_theme_chosen_right_after_a_profile_switch_sticks(page, parity_bench: 
     assert page.locator(".run .host-frame").get_attribute("data-profile") == other
     assert host_window(page, expression="w => w.appsdkPreview.bridge.initialized") is False
     page.select_option("#theme", "dark")
-    widget(page).get_by_text("theme dark").wait_for(timeout=10_000)
+    widget(page).get_by_text("theme dark").wait_for(timeout=15_000)
     page.wait_for_timeout(2000)  # past the view's initialized, and anything that came after it
     assert widget(page).locator("#theme").text_content() == "theme dark"
     assert host_window(page)["theme"] == "dark"
