@@ -131,7 +131,7 @@ def call_tool(
         if tool is None or arguments is None:
             tool = _listed_tool(client, target, name, cache, key)
             arguments = build(tool.get("inputSchema"))
-            result = client.call_tool(name, arguments, meta or None, as_task=_as_task(client, tool))
+            result = client.call_tool(name, arguments, meta or None, as_task=runs_as_task(client, tool))
         else:
             tool, arguments, result = _call_with_fresh_definition(
                 client,
@@ -152,10 +152,10 @@ def call_tool(
     return CallOutcome(target, tool_meta(tool), arguments, result, era)
 
 
-def _as_task(client: McpClient, tool: dict[str, Any]) -> bool:
-    """Whether to send the call as an MCP task: only a tool that runs no other way (taskSupport "required")
-    is; where the server offers no tasks (or in 2026-07-28, which has none), that is said before sending,
-    since a plain tools/call is refused (-32601)."""
+def runs_as_task(client: McpClient, tool: dict[str, Any]) -> bool:
+    """Whether to send the call as an MCP task (`appsdk call` and the workbench both ask this): only a tool
+    that runs no other way (taskSupport "required") is; where the server offers no tasks (or in 2026-07-28,
+    which has none), that is said before sending, since a plain tools/call is refused (-32601)."""
     execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
     if execution.get("taskSupport") != "required":
         return False
@@ -209,13 +209,13 @@ def _call_with_fresh_definition(
     """
     name = str(tool.get("name"))
     try:
-        result = client.call_tool(name, arguments, meta or None, as_task=_as_task(client, tool))
+        result = client.call_tool(name, arguments, meta or None, as_task=runs_as_task(client, tool))
     except ProtocolError as problem:
         if isinstance(problem, AuthRequired) or problem.code not in STALE_DEFINITION_ERRORS:
             raise
         fresh = _listed_tool(client, target, name, cache, key)
         arguments = rebuild(fresh.get("inputSchema"))
-        return fresh, arguments, client.call_tool(name, arguments, meta or None, as_task=_as_task(client, fresh))
+        return fresh, arguments, client.call_tool(name, arguments, meta or None, as_task=runs_as_task(client, fresh))
     if result.get("isError") is not True:
         return tool, arguments, result
     fresh = _listed_tool(client, target, name, cache, key)
@@ -228,7 +228,7 @@ def _call_with_fresh_definition(
     return (
         fresh,
         fresh_arguments,
-        client.call_tool(name, fresh_arguments, meta or None, as_task=_as_task(client, fresh)),
+        client.call_tool(name, fresh_arguments, meta or None, as_task=runs_as_task(client, fresh)),
     )
 
 

@@ -646,12 +646,19 @@ class McpClient:
         return isinstance(tools, dict) and "call" in tools
 
     def call_tool(
-        self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None, *, as_task: bool = False
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        meta: dict[str, Any] | None = None,
+        *,
+        as_task: bool = False,
+        on_task: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
         """The CallToolResult as the server sent it; `isError` results are returned, not raised.
 
         `as_task`: send it as an MCP task (2025-11-25) and wait for its result with `tasks/result`, which
-        answers once the task is done (a tool whose execution.taskSupport is "required" runs no other way)."""
+        answers once the task is done (a tool whose execution.taskSupport is "required" runs no other way).
+        `on_task` hears the task the server created (its id and status) before that wait."""
         params: dict[str, Any] = {"name": name, "arguments": arguments}
         if as_task:
             params["task"] = {"ttl": TASK_TTL_MS}
@@ -667,6 +674,8 @@ class McpClient:
         task = answer.get("task") if as_task else None
         if not isinstance(task, dict) or not isinstance(task.get("taskId"), str):
             return answer  # a plain call, or a server that ran it at once after all
+        if on_task is not None:
+            on_task(task)
         return self.request("tasks/result", {"taskId": task["taskId"]})
 
     def read_resource(self, uri: str) -> dict[str, Any]:

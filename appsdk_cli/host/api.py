@@ -88,9 +88,10 @@ def _session(request: Request) -> PreviewSession:
 
 
 def _trace(request: Request) -> Any:
-    """The trace hook for the MCP client of a widget's request (None when the host records no traffic)."""
+    """The trace hook for the MCP client of a widget's request (None when the host records no traffic): its
+    records say the widget made the request."""
     trace_for = request.host.trace_for
-    return trace_for(_run_id(request)) if trace_for is not None else None
+    return trace_for(_run_id(request), caller="widget") if trace_for is not None else None
 
 
 # --- GET -------------------------------------------------------------------------------------------------

@@ -83,8 +83,9 @@ class HostState:
         # Templates read ahead after a save, by server and URI: (when the read started, its outcome).
         self._read_ahead: dict[tuple[Any, str], tuple[float, Future[WidgetTemplate]]] = {}
         # Gives the trace hook for a run's MCP client (the workbench's traffic recorder), so a widget's own
-        # requests to the server are recorded like the workbench's calls; None: they are not recorded.
-        self.trace_for: Callable[[str], Any] | None = None
+        # requests to the server are recorded like the workbench's calls (with caller="widget"); None: they are
+        # not recorded.
+        self.trace_for: Callable[..., Any] | None = None
 
     # --- addresses (the server's sockets give them) ----------------------------------------------------
 

@@ -12,8 +12,10 @@ A record is one JSON object (one line of a trace file):
 - `size` is the UTF-8 byte length of the message as compact JSON, taken before redaction.
 - `duration_ms` (responses and errors only) is the time since their request was recorded; null when the
   request is not in the trace.
-- Optional: `run` (which workbench run), `status` (the HTTP status an error came with), `failure` (why a
-  request got no JSON-RPC answer; then `message` is null), `redacted` (true when secrets were blanked).
+- Optional: `run` (which workbench run), `caller` (whose request an MCP exchange carries when it is not
+  the client's own: `widget` for a widget's tools/call the workbench makes for it), `status` (the HTTP
+  status an error came with), `failure` (why a request got no JSON-RPC answer; then `message` is null),
+  `redacted` (true when secrets were blanked).
 
 The workbench's traffic panel writes the same bytes for a record as `dumps_record` does.
 """
@@ -49,6 +51,7 @@ RECORD_SCHEMA: dict[str, Any] = {
         "size": {"type": "integer", "minimum": 0},
         "duration_ms": {"type": ["number", "null"], "minimum": 0},
         "run": {"type": "string"},
+        "caller": {"enum": list(PARTIES)},
         "status": {"type": "integer"},
         "failure": {"type": "string"},
         "redacted": {"const": True},

@@ -200,9 +200,12 @@ class Tracer:
         """A hook for one more client: its answers pair with its own requests only (ids restart per client)."""
         return McpHook(self, run, pairing=f"client-{next(self._hooks)}")
 
-    def for_run(self, run: str) -> McpHook:
-        """The hook for the client of one workbench run: its records carry `run`."""
-        return self.hook(run)
+    def for_run(self, run: str, *, caller: str | None = None) -> McpHook:
+        """The hook for the client of one workbench run: its records carry `run`, and `caller` when the
+        requests are another party's (a widget's own tools/call, which the workbench makes for it)."""
+        hook = self.hook(run)
+        hook.caller = caller if caller in PARTIES else None
+        return hook
 
     def message(
         self,
@@ -214,6 +217,7 @@ class Tracer:
         run: str | None = None,
         status: int | None = None,
         pairing: str | None = None,
+        caller: str | None = None,
     ) -> dict[str, Any]:
         """Record one message from `sender` to `receiver`; pairs answers with their requests by id, among
         the messages of the same `pairing` (one client's; default: the same run)."""
@@ -248,6 +252,8 @@ class Tracer:
                 record["duration_ms"] = None
             if run is not None:
                 record["run"] = run
+            if caller is not None:
+                record["caller"] = caller
             if status is not None:
                 record["status"] = status
             redactor = Redactor(self._secrets)
@@ -268,6 +274,7 @@ class Tracer:
         run: str | None = None,
         body: dict[str, Any] | None = None,
         pairing: str | None = None,
+        caller: str | None = None,
     ) -> dict[str, Any]:
         """The client's `request` failed: no answer (unreachable, timed out) or an HTTP error, whose JSON-RPC
         error `body` is the record's message when there was one. Paired with the request by its id."""
@@ -295,6 +302,8 @@ class Tracer:
                 record["duration_ms"] = _milliseconds(clock - asked[1])
             if run is not None:
                 record["run"] = run
+            if caller is not None:
+                record["caller"] = caller
             if status is not None:
                 record["status"] = status
             redactor = Redactor(self._secrets)
@@ -326,6 +335,8 @@ class Tracer:
                 complete[optional] = record[optional]
         if isinstance(record.get("status"), int):
             complete["status"] = record["status"]
+        if record.get("caller") in PARTIES:
+            complete["caller"] = record["caller"]
         with self._lock:
             redactor = Redactor(self._secrets)
             complete["message"] = redactor.value(message if isinstance(message, dict | list) else None)
@@ -403,11 +414,12 @@ class McpHook:
         self.tracer = tracer
         self.run = run
         self.pairing = pairing
+        self.caller: str | None = None  # the party whose requests these are, when not the client's own
 
     def __call__(self, direction: str, message: Any) -> None:
         client = self.tracer.client
         sender, receiver = (client, "server") if direction == "send" else ("server", client)
-        self.tracer.message("mcp", sender, receiver, message, run=self.run, pairing=self.pairing)
+        self.tracer.message("mcp", sender, receiver, message, run=self.run, pairing=self.pairing, caller=self.caller)
 
     def failed(self, message: Any, problem: BaseException) -> None:
         """`message` got no JSON-RPC answer, or its answer came as an HTTP error (status and body kept)."""
@@ -417,7 +429,9 @@ class McpHook:
         status = status if isinstance(status, int) else None
         body = _body_answer(getattr(problem, "detail", None))
         why = getattr(problem, "message", None) or str(problem) or type(problem).__name__
-        self.tracer.failure(message, str(why), status=status, run=self.run, body=body, pairing=self.pairing)
+        self.tracer.failure(
+            message, str(why), status=status, run=self.run, body=body, pairing=self.pairing, caller=self.caller
+        )
 
 
 def _body_answer(detail: Any) -> dict[str, Any] | None:

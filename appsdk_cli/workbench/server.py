@@ -528,7 +528,7 @@ class Workbench:
         from appsdk_cli.appmeta import RERUN_OF, crash_hint, error_text, tool_crash, tool_meta, without_tool_crash
         from appsdk_cli.connection import signed_in, step_up
         from appsdk_cli.host.session import PreviewSession
-        from appsdk_cli.remote import request_meta
+        from appsdk_cli.remote import request_meta, runs_as_task
 
         begun = time.monotonic()
         cancelled = flight.cancelled
@@ -581,7 +581,15 @@ class Workbench:
             if cancelled.is_set():
                 return None
             extra = {RERUN_OF: flight.rerun_of} if flight.rerun_of else None
-            raw = client.call_tool(run.tool, arguments, request_meta(locale=locale, extra=extra) or None)
+            # A tool that runs only as an MCP task is sent as one, as `appsdk call` sends it (the same
+            # question, the same client call); the run shows the task's id and status while it waits.
+            raw = client.call_tool(
+                run.tool,
+                arguments,
+                request_meta(locale=locale, extra=extra) or None,
+                as_task=runs_as_task(client, definition),
+                on_task=lambda task: self._notified(run, {"method": "task", "params": task}),
+            )
             if cancelled.is_set():
                 return None
             result = without_tool_crash(raw)
@@ -692,7 +700,8 @@ class Workbench:
         self._prune()
 
     def _notified(self, run: Run, message: dict[str, Any]) -> None:
-        """A progress or log notification of the run's call, as it arrives (the trace has it too)."""
+        """A progress or log notification of the run's call, as it arrives (the trace has it too), or the
+        MCP task its call became (method "task")."""
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         self.events.publish("progress", {"run": run.id, "method": message.get("method"), "params": params})
 

@@ -213,6 +213,8 @@ interface AppsdkTrafficRecord {
   size: number;
   duration_ms?: number;
   run?: string;
+  /** whose request an MCP exchange carries when not the client's own ("widget") */
+  caller?: string;
   seq?: number;
   message?: unknown;
   [key: string]: unknown;

@@ -11,7 +11,7 @@
  * @property {HostFrame[]} frames one per profile shown
  * @property {boolean} [inFlight] its widget shows while the call is still running
  * @property {boolean} [reloadTemplate] the next result goes to a view of the template read afresh
- * @property {{ progress?: string, log?: string }} [notes] the newest progress and log line of the call in flight
+ * @property {{ task?: string, progress?: string, log?: string }} [notes] the MCP task, the newest progress and log line of the call in flight
  * @property {string} [rerunNote] the page made the call again by itself after a save: said beside its outcome
  */
 

@@ -422,8 +422,8 @@ function editor(schema, root, { label, required, depth, changed, path, files, bu
   const check = () => {
     const value = get();
     if (value === undefined || value === "") {
-      if (required && !(kind === "string" && value === "" && !node.minLength)) return problem("required");
-      if (required && kind === "string" && value === "" && node.minLength) return problem("required");
+      // An empty required string is refused as missing, as `appsdk call` refuses a missing argument.
+      if (required) return problem("required");
       return problem("");
     }
     if (kind === "json" && control.value.trim()) {

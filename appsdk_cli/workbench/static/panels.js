@@ -136,7 +136,7 @@ export function createPanels({ onApplyState, onReadState }) {
   fallbackList.className = "entries";
   import("./traffic.js")
     .then((module) => {
-      traffic = module.createTrafficPanel(mount, { title: "Traffic" });
+      traffic = module.createTrafficPanel(mount, { title: "Traffic", byTime: true });
       for (const record of waitingTraffic.splice(0)) traffic.add(record);
     })
     .catch(() => {

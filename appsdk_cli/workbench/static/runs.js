@@ -62,7 +62,55 @@ export function progressText(note) {
     const data = typeof params.data === "string" ? params.data : JSON.stringify(params.data ?? "");
     return `${params.level || "log"}: ${data}`.slice(0, 200);
   }
+  if (note.method === "task") {
+    // The tool runs only as an MCP task: the call became this task, whose result the workbench waits for.
+    const status = [params.status, params.statusMessage].filter((s) => typeof s === "string" && s).join(": ");
+    return `running as MCP task ${String(params.taskId ?? "")}${status ? ` (${status})` : ""}`.slice(0, 200);
+  }
   return "";
+}
+
+// Image types a browser shows from a data: URL without running anything (no SVG, which is a document).
+const SHOWN_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"]);
+const MAX_IMAGE_BASE64 = 16 * 1024 * 1024;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** @param {unknown} data */
+const approxBytes = (data) => (typeof data === "string" ? Math.floor((data.length * 3) / 4) : 0);
+
+/**
+ * How the run's result view shows one non-text content block: an image as a data: URL built from its
+ * base64 (only of an image type in SHOWN_IMAGE_TYPES, and only when the data is base64), anything else
+ * as a line saying what it is. The server's text is never made HTML. Pure.
+ * @param {Record<string, any>} block
+ * @returns {{ image: string, text: string } | { image?: undefined, text: string }}
+ */
+export function contentBlockView(block) {
+  const mime = typeof block.mimeType === "string" ? block.mimeType.toLowerCase().trim() : "";
+  const size = `about ${approxBytes(block.data)} bytes`;
+  switch (block.type) {
+    case "image": {
+      const data = typeof block.data === "string" ? block.data : "";
+      let refused = "";
+      if (!SHOWN_IMAGE_TYPES.has(mime)) refused = `not an image type the workbench shows (${[...SHOWN_IMAGE_TYPES].join(", ")})`;
+      else if (!data || data.length > MAX_IMAGE_BASE64) refused = data ? "too large to show" : "no data";
+      else if (data.length % 4 !== 0 || !BASE64.test(data)) refused = "its data is not base64";
+      if (refused) return { text: `image ${mime || "(no mimeType)"}, ${size}: not shown, ${refused}` };
+      return { image: `data:${mime};base64,${data}`, text: `image ${mime}, ${size}` };
+    }
+    case "audio":
+      return { text: `audio ${mime || "(no mimeType)"}, ${size} (not played here)` };
+    case "resource_link":
+      return { text: `resource link ${String(block.uri ?? "")}${block.name ? ` (${String(block.name)})` : ""}${mime ? ` ${mime}` : ""}` };
+    case "resource": {
+      const resource = block.resource && typeof block.resource === "object" ? block.resource : {};
+      const kind = typeof resource.text === "string" ? `text, ${resource.text.length} characters` : `binary, ${approxBytes(resource.blob)} bytes`;
+      const type = typeof resource.mimeType === "string" ? `${resource.mimeType}, ` : "";
+      return { text: `embedded resource ${String(resource.uri ?? "")} (${type}${kind})` };
+    }
+    default:
+      return { text: `a ${String(block.type ?? "untyped")} block` };
+  }
 }
 
 /**
@@ -243,14 +291,15 @@ export function showProgress(bench, note) {
   const text = progressText(note);
   if (!text) return;
   // The newest progress and the newest log line, side by side: a log line must not hide the progress.
-  /** @type {{ progress?: string, log?: string }} */
+  /** @type {{ task?: string, progress?: string, log?: string }} */
   const notes = run.notes || {};
   run.notes = notes;
-  if (note.method === "notifications/progress") notes.progress = text;
+  if (note.method === "task") notes.task = text;
+  else if (note.method === "notifications/progress") notes.progress = text;
   else notes.log = text;
   const line = part(run.element, ".run-progress");
   line.hidden = false;
-  line.textContent = [notes.progress, notes.log].filter(Boolean).join(" — ");
+  line.textContent = [notes.task, notes.progress, notes.log].filter(Boolean).join(" — ");
 }
 
 /**
@@ -291,8 +340,14 @@ function renderModelText(card, data) {
   const label = (text) => Object.assign(document.createElement("div"), { className: "label", textContent: text });
   box.append(label("content"));
   for (const text of texts.length ? texts : ["(no text content)"]) box.append(Object.assign(document.createElement("p"), { textContent: text }));
-  const others = blocks.filter((b) => b && b.type !== "text");
-  if (others.length) box.append(Object.assign(document.createElement("p"), { textContent: `+ ${others.length} non-text block${others.length > 1 ? "s" : ""} (${others.map((b) => b.type).join(", ")})` }));
+  for (const block of blocks.filter((b) => b && typeof b === "object" && b.type !== "text")) {
+    const view = contentBlockView(block);
+    const figure = Object.assign(document.createElement("figure"), { className: "content-block" });
+    figure.dataset.type = String(block.type);
+    if (view.image) figure.append(Object.assign(document.createElement("img"), { src: view.image, alt: view.text, className: "content-image" }));
+    figure.append(Object.assign(document.createElement("figcaption"), { textContent: view.text }));
+    box.append(figure);
+  }
   if (result.structuredContent !== undefined) {
     box.append(label("structuredContent"));
     box.append(Object.assign(document.createElement("pre"), { className: "json", textContent: JSON.stringify(result.structuredContent, null, 2) }));

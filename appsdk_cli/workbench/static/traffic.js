@@ -100,6 +100,14 @@ export function methodParts(method) {
   return prefix ? [prefix, method.slice(prefix.length)] : ["", method];
 }
 
+/**
+ * Whose request an MCP exchange carries when not its client's own (a widget's own tools/call). Pure.
+ * @param {AppsdkTrafficRecord} record
+ */
+export function callerText(record) {
+  return typeof record.caller === "string" ? `, for the ${record.caller}'s own request` : "";
+}
+
 // What a narrow panel calls a party (the route column stays short enough for the method to show).
 /** @type {Record<string, string>} */
 const SHORT_PARTIES = { workbench: "bench" };
@@ -200,11 +208,13 @@ export function oldestToDrop(sizes, bytes, { maxRecords, maxBytes }) {
 
 /**
  * @param {HTMLElement} element
- * @param {{ channels?: string[], filename?: string, title?: string, maxRecords?: number, maxBytes?: number, onSelect?: (record: AppsdkTrafficRecord | null) => void }} [options]
+ * @param {{ channels?: string[], filename?: string, title?: string, maxRecords?: number, maxBytes?: number, byTime?: boolean, onSelect?: (record: AppsdkTrafficRecord | null) => void }} [options]
+ *   byTime: a record that arrives after a later one goes where its time puts it (else: in arrival order)
  */
 export function createTrafficPanel(element, options = {}) {
   const channels = options.channels ?? ["mcp", "bridge", "openai"];
   const filename = options.filename ?? "trace.jsonl";
+  const byTime = options.byTime === true;
   const bounds = { maxRecords: Math.max(1, options.maxRecords ?? MAX_RECORDS), maxBytes: options.maxBytes ?? MAX_BYTES };
   /** @type {Entry[]} the kept records, oldest first */
   const all = [];
@@ -272,8 +282,10 @@ export function createTrafficPanel(element, options = {}) {
   const exportButton = el("button", "traffic-button traffic-primary", "Export");
   exportButton.type = "button";
   exportButton.title = "Download the trace as JSON lines";
-  const spacer = el("span", "traffic-grow");
-  toolbar.append(search, toggles, hideLabel, spacer, total, droppedNote, clearButton, exportButton);
+  // The count and the buttons wrap as one, at the right: Export never ends up alone on a line.
+  const actions = el("span", "traffic-actions");
+  actions.append(total, droppedNote, clearButton, exportButton);
+  toolbar.append(search, toggles, hideLabel, actions);
 
   const header = el("div", "traffic-row traffic-head");
   header.setAttribute("aria-hidden", "true");
@@ -311,7 +323,13 @@ export function createTrafficPanel(element, options = {}) {
     if (!record || typeof record !== "object") return;
     /** @type {Entry} */
     const entry = { record, index: base + all.length, time: Date.parse(record.time), haystack: null, partner: null };
-    all.push(entry);
+    // In the workbench records come by two roads (the host page's at once, the server's over the event
+    // stream), so one may arrive after a later one: byTime puts it where its time does, so request and answer
+    // read in the order they happened (a widget's own call: its request, the MCP exchange, then its answer).
+    let at = all.length;
+    if (byTime && Number.isFinite(entry.time)) while (at > 0 && all[at - 1].time > entry.time) at -= 1;
+    all.splice(at, 0, entry);
+    if (at < all.length - 1) for (let i = at; i < all.length; i++) all[i].index = base + i;
     keptBytes += sizeOf(record);
     if (typeof record.seq === "number") {
       if (lastSeq !== null && record.seq > lastSeq + 1) missing += record.seq - lastSeq - 1;
@@ -320,7 +338,8 @@ export function createTrafficPanel(element, options = {}) {
     if (firstTime === null && Number.isFinite(entry.time)) firstTime = entry.time;
     if (record.channel in counts) counts[record.channel] += 1;
     pair(entry);
-    if (passes(entry)) shown.push(entry.index);
+    if (at < all.length - 1) refilter();
+    else if (passes(entry)) shown.push(entry.index);
     trim();
     schedule();
   }
@@ -383,7 +402,7 @@ export function createTrafficPanel(element, options = {}) {
       } catch {
         text = "";
       }
-      entry.haystack = [r.method, r.kind, r.from, r.to, r.channel, idText(r.id), r.run, r.failure, text.slice(0, HAYSTACK_LIMIT)]
+      entry.haystack = [r.method, r.kind, r.from, r.to, r.caller, r.channel, idText(r.id), r.run, r.failure, text.slice(0, HAYSTACK_LIMIT)]
         .filter((part) => part !== undefined && part !== null)
         .join("\u0001")
         .toLowerCase();
@@ -514,13 +533,14 @@ export function createTrafficPanel(element, options = {}) {
       return short ? dual(`traffic-party p-${PARTIES[name] ?? "other"}`, name, short) : el("span", `traffic-party p-${PARTIES[name] ?? "other"}`, name);
     };
     route.append(partyName(r.from), el("span", "traffic-arrow", "→"), partyName(r.to));
-    route.title = `${r.from ?? "?"} → ${r.to ?? "?"}`;
+    route.title = `${r.from ?? "?"} → ${r.to ?? "?"}${callerText(r)}`;
     const method = el("span", "t-method");
     const name = el("span", "traffic-method-name");
     const [prefix, rest] = methodParts(String(r.method ?? "(unknown)"));
     if (prefix) name.append(el("span", "traffic-method-prefix", prefix));
     name.append(rest);
     method.append(el("span", "traffic-kind", kindMark(r)), name);
+    if (typeof r.caller === "string") method.append(el("span", "traffic-caller", `for ${r.caller}`));
     method.title = `${r.kind ?? ""} ${r.method ?? ""}`.trim() + (r.failure ? ` — ${r.failure}` : "");
     row.append(
       time,
@@ -671,7 +691,7 @@ export function createTrafficPanel(element, options = {}) {
       if (text) summary.append(el("span", `traffic-fact ${cls}`.trim(), text));
     };
     part(String(r.time ?? ""), "traffic-fact-time");
-    part(`${r.from ?? "?"} → ${r.to ?? "?"}`);
+    part(`${r.from ?? "?"} → ${r.to ?? "?"}${callerText(r)}`);
     part(String(r.channel ?? ""));
     part(formatSize(r.size));
     if (r.kind === "response" || r.kind === "error") {

@@ -72,6 +72,8 @@ export function createBridge({ send, handlers, onNotification, log, held = false
     cancelled: false,
     /** @type {Record<string, unknown>[]} tool-input-partial asked for before the view initialized (calls.js) */
     partialInputs: [],
+    /** @type {Record<string, unknown>} host context changed after ui/initialize was answered, before the view initialized (view.js) */
+    contextChanges: {},
     /** @type {string[] | null} the view's appCapabilities.availableDisplayModes */
     appModes: null,
 

@@ -210,6 +210,9 @@ function onBridgeNotification(host, method, p) {
   if (method === "ui/notifications/initialized") {
     if (bridge.initialized) return; // tool-input goes exactly once per view
     bridge.initialized = true;
+    const context = bridge.contextChanges;
+    bridge.contextChanges = {};
+    if (Object.keys(context).length) bridge.notify("ui/notifications/host-context-changed", context);
     const partial = bridge.partialInputs.splice(0);
     if (!bridge.cancelled) for (const args of partial) notifyPartialInput(host, args);
     if (bridge.held) {

@@ -87,6 +87,9 @@ export function contextChanged(host, changed) {
   const shared = host.modal ? forModal(changed) : null;
   if (host.modal && shared) contextChanged(host.modal.view, shared);
   if (host.bridge.initialized) host.bridge.notify("ui/notifications/host-context-changed", changed);
+  // ui/initialize was answered with the context before this change (a theme chosen as a new view starts):
+  // the view hears it once it has initialized, as a host sends it nothing before.
+  else if (host.bridge.initializeSeen) Object.assign(host.bridge.contextChanges, changed);
 }
 
 // ---- geometry ------------------------------------------------------------------------------------
