@@ -391,9 +391,8 @@ def dev_session(react_app: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Po
 @needs_node
 @NEEDS_CHROMIUM
 def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
-    react_app: Path, dev_session, monkeypatch, tmp_path: Path
+    react_app: Path, dev_session, monkeypatch, tmp_path: Path, browser
 ):
-    from playwright.sync_api import sync_playwright
 
     from appsdk_cli.connection import Target
     from appsdk_cli.host.devwidget import vite_url_for
@@ -423,76 +422,76 @@ def test_dev_updates_the_widget_by_hmr_keeping_state_and_shows_build_errors(
     monkeypatch.chdir(react_app)  # the preview finds `appsdk dev` (and its Vite) from the project, as a user runs it
     preview = PreviewServer(prepare(Target(url=state["url"]), "list-books", []), PreviewOptions()).start()
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(CHROMIUM_FLAGS))
-            page = browser.new_page()
-            # Why a page reloaded, should one: Vite's client says so on the console.
-            reloads: list[str] = []
-            page.on("console", lambda m: reloads.append(m.text) if "reload" in m.text.lower() else None)
-            page.goto(preview.page_url())
-            widget = widget_view(page)
-            widget.locator("li", has_text="Frankenstein").wait_for(timeout=60000)
-            vote = widget.locator("button.vote").first
-            vote.click()
-            vote.click()
-            assert vote.inner_text().endswith("2")
-            frame = next(f for f in page.frames if "/view?" in f.url)
-            # The local preview's widget comes from Vite (the HMR client among its scripts).
-            assert frame.evaluate("[...document.scripts].some(s => s.src === document.baseURI + '@vite/client')")
-            assert frame.evaluate("document.baseURI") == vite_url
-            frame.evaluate("window.__loadedOnce = 'yes'")
+        # The file's one browser: a second Playwright in this thread would meet the first one's loop.
+        page = browser.new_page()
+        # Why a page reloaded, should one: Vite's client says so on the console.
+        reloads: list[str] = []
+        page.on("console", lambda m: reloads.append(m.text) if "reload" in m.text.lower() else None)
+        page.goto(preview.page_url())
+        widget = widget_view(page)
+        widget.locator("li", has_text="Frankenstein").wait_for(timeout=60000)
+        vote = widget.locator("button.vote").first
+        vote.click()
+        vote.click()
+        assert vote.inner_text().endswith("2")
+        frame = next(f for f in page.frames if "/view?" in f.url)
+        # The local preview's widget comes from Vite (the HMR client among its scripts).
+        assert frame.evaluate("[...document.scripts].some(s => s.src === document.baseURI + '@vite/client')")
+        assert frame.evaluate("document.baseURI") == vite_url
+        frame.evaluate("window.__loadedOnce = 'yes'")
 
-            # A save: the heading changes in place, the page is not reloaded, the votes are kept.
-            save(original.replace("<h1>Book club picks</h1>", "<h1>Next up</h1>"))
-            widget.locator("h1", has_text="Next up").wait_for(timeout=30000)
-            assert frame.evaluate("window.__loadedOnce") == "yes", reloads
-            assert vote.inner_text().endswith("2")
-            # What ChatGPT gets follows too: the self-contained file, rebuilt, with no dev-server URL in it.
-            _wait_for(lambda: "Next up" in built.read_text(), 60, "web/dist/index.html to be rebuilt")
-            assert dev_server_loads(built.read_text()) == [] and vite_url not in built.read_text()
-            good = built.read_text()
+        # A save: the heading changes in place, the page is not reloaded, the votes are kept.
+        save(original.replace("<h1>Book club picks</h1>", "<h1>Next up</h1>"))
+        widget.locator("h1", has_text="Next up").wait_for(timeout=30000)
+        assert frame.evaluate("window.__loadedOnce") == "yes", reloads
+        assert vote.inner_text().endswith("2")
+        # What ChatGPT gets follows too: the self-contained file, rebuilt, with no dev-server URL in it.
+        _wait_for(lambda: "Next up" in built.read_text(), 60, "web/dist/index.html to be rebuilt")
+        assert dev_server_loads(built.read_text()) == [] and vite_url not in built.read_text()
+        good = built.read_text()
 
-            # A syntax error: one line with file and line over the last good widget, in the page and the terminal.
-            broken = original.replace("<h1>Book club picks</h1>", "<h1>Next up</h1>").replace(
-                '<div className="author">', '<div className="author"'
-            )
-            logged = len(log.read_text())  # what the terminal says about this save
-            save(broken)
-            banner = widget.locator("[data-appsdk-preview=build-error]")
-            banner.wait_for(timeout=30000)
-            assert re.fullmatch(r"Build error: web/src/BookList\.tsx:\d+:\d+: \S.*", banner.inner_text().strip()), (
-                banner.inner_text()
-            )
-            assert "\n" not in banner.inner_text().strip()
-            assert widget.locator("li").count() == 3 and vote.inner_text().endswith("2")
-            failed = _wait_for(
-                lambda: [x for x in log.read_text()[logged:].splitlines() if "widget build failed" in x],
-                60,
-                "the terminal",
-            )
-            assert "web/src/BookList.tsx:" in failed[0] and "the last good widget stays up" in failed[0]
-            assert built.read_text() == good  # ChatGPT keeps the last good widget too
+        # A syntax error: one line with file and line over the last good widget, in the page and the terminal.
+        broken = original.replace("<h1>Book club picks</h1>", "<h1>Next up</h1>").replace(
+            '<div className="author">', '<div className="author"'
+        )
+        logged = len(log.read_text())  # what the terminal says about this save
+        save(broken)
+        banner = widget.locator("[data-appsdk-preview=build-error]")
+        banner.wait_for(timeout=30000)
+        assert re.fullmatch(r"Build error: web/src/BookList\.tsx:\d+:\d+: \S.*", banner.inner_text().strip()), (
+            banner.inner_text()
+        )
+        assert "\n" not in banner.inner_text().strip()
+        assert widget.locator("li").count() == 3 and vote.inner_text().endswith("2")
+        failed = _wait_for(
+            lambda: [x for x in log.read_text()[logged:].splitlines() if "widget build failed" in x],
+            60,
+            "the terminal",
+        )
+        assert "web/src/BookList.tsx:" in failed[0] and "the last good widget stays up" in failed[0]
+        assert built.read_text() == good  # ChatGPT keeps the last good widget too
 
-            # Fixed: the message goes, the widget updates, still without a reload.
-            fixed = original.replace("<h1>Book club picks</h1>", "<h1>Fixed</h1>")
-            save(fixed)
-            widget.locator("h1", has_text="Fixed").wait_for(timeout=90000)  # slow when the machine is busy
-            banner.wait_for(state="detached", timeout=60000)
-            assert frame.evaluate("window.__loadedOnce") == "yes", reloads
-            assert vote.inner_text().endswith("2")
+        # Fixed: the message goes, the widget updates, still without a reload.
+        fixed = original.replace("<h1>Book club picks</h1>", "<h1>Fixed</h1>")
+        save(fixed)
+        widget.locator("h1", has_text="Fixed").wait_for(timeout=90000)  # slow when the machine is busy
+        banner.wait_for(state="detached", timeout=60000)
+        assert frame.evaluate("window.__loadedOnce") == "yes", reloads
+        assert vote.inner_text().endswith("2")
 
-            # dev's own workbench shows the same widget from Vite: its widgets are on the app's own site,
-            # the one view origin Vite admits.
-            workbench = re.search(r"Workbench\s+(http://127\.0\.0\.1:\d+/)", log.read_text())
-            assert workbench, log.read_text()
-            bench = browser.new_page(viewport={"width": 1280, "height": 800})
-            bench.goto(workbench.group(1))
-            bench.locator("button", has_text="Run").first.click()
-            in_bench = widget_view(bench.locator(".host-frame iframe").first.content_frame)
-            in_bench.locator("h1", has_text="Fixed").wait_for(timeout=60000)
-            bench_view = next(f for f in bench.frames if "/view?" in f.url)
-            assert bench_view.evaluate("document.baseURI") == vite_url
-            browser.close()
+        # dev's own workbench shows the same widget from Vite: its widgets are on the app's own site,
+        # the one view origin Vite admits.
+        workbench = re.search(r"Workbench\s+(http://127\.0\.0\.1:\d+/)", log.read_text())
+        assert workbench, log.read_text()
+        bench = browser.new_page(viewport={"width": 1280, "height": 800})
+        bench.goto(workbench.group(1))
+        bench.locator("button", has_text="Run").first.click()
+        in_bench = widget_view(bench.locator(".host-frame iframe").first.content_frame)
+        in_bench.locator("h1", has_text="Fixed").wait_for(timeout=60000)
+        bench_view = next(f for f in bench.frames if "/view?" in f.url)
+        assert bench_view.evaluate("document.baseURI") == vite_url
+        bench.close()  # each page made by browser.new_page closes its own context
+        page.close()
     finally:
         source.write_text(original)
         preview.close()
