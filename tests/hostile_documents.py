@@ -10,6 +10,8 @@ tests/hostile.py, so a second instance on another port records being contacted. 
   GET  /.well-known/oauth-protected-resource/bomb
                     BOMB_BYTES of zeros, gzip-encoded (a quarter of a MB on the wire)
   POST /ssrf?to=URL 401, its challenge naming URL as the resource metadata (another port, a private address)
+  POST /slow        SLOW_TOOLS read-only tools, each answering in SLOW_SECONDS: within any one step's timeout,
+                    far past it in all
   GET  anything else 404, logged
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import time
 import zlib
 from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -53,6 +56,12 @@ TOOLS = [
             "required": ["s"],
         },
     },
+]
+SLOW_TOOLS = 8
+SLOW_SECONDS = 1.5
+SLOW = [
+    {"name": f"slow{n}", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
+    for n in range(SLOW_TOOLS)
 ]
 ANSWERS = {"echo": {"s": HANGS_IT}, "lookaround": {"s": "b"}, "typed": {"s": "ok"}}
 
@@ -91,9 +100,12 @@ class DocumentsHandler(Handler):
         method, params = message.get("method", ""), message.get("params") or {}
         result = result_for(method, params)
         if method == "tools/list":
-            result = {"tools": TOOLS}
+            result = {"tools": SLOW if url.path == "/slow" else TOOLS}
         elif method == "resources/list":
             result = {"resources": []}
+        elif method == "tools/call" and url.path == "/slow":
+            time.sleep(SLOW_SECONDS)
+            result = {"content": [{"type": "text", "text": "slow"}]}
         elif method == "tools/call":
             structured = ANSWERS.get(str(params.get("name")), {})
             result = {"content": [{"type": "text", "text": json.dumps(structured)}], "structuredContent": structured}

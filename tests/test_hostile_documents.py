@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import RunningServer, appsdk, free_port, serve, stop
-from hostile_documents import BOMB_BYTES, CATASTROPHIC, HANGS_IT, TOOLS
+from hostile_documents import BOMB_BYTES, CATASTROPHIC, HANGS_IT, SLOW_SECONDS, SLOW_TOOLS, TOOLS
 
 from appsdk_cli.auth.discovery import challenge_url_problem, inward_problem
 from appsdk_cli.httpguard import BoundedBody, TooLarge
@@ -102,6 +102,20 @@ def test_the_workbench_checks_what_the_user_typed_against_the_servers_pattern_at
     assert argument_problems(schema, {"s": HANGS_IT}) == [f"s: '{HANGS_IT}' does not match '{CATASTROPHIC}'"]
     assert argument_problems(schema, {"s": "aaaa"}) == []
     assert time.monotonic() - started < 2
+
+
+def test_timeout_bounds_the_whole_check_however_many_steps_fit_within_it(hostile):
+    # Each call answers within --timeout; all of them together take six times as long.
+    assert SLOW_SECONDS < 2 and SLOW_SECONDS * SLOW_TOOLS >= 2 * 6
+    started = time.monotonic()
+    result = appsdk("check", "--url", f"{base(hostile)}/slow", "--timeout", "2", timeout=60)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip() == (
+        "error: appsdk check did not finish within --timeout 2 s; nothing was reported "
+        "(give it more time with --timeout)"
+    )
+    assert elapsed < 2 + 2 + 5, f"took {elapsed:.1f} s"  # the grace, and an interpreter's start on a busy machine
 
 
 # --- item 4: a gzip bomb as sign-in metadata ---------------------------------------------------------------
