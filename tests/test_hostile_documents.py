@@ -223,3 +223,21 @@ def test_the_challenge_rule_keeps_each_server_to_its_own_origin_and_public_ones_
         assert inward_problem("https://app.example/mcp", inward, "authorization server metadata"), inward
     assert inward_problem("https://app.example/mcp", "https://auth.example/", "authorization server metadata") is None
     assert inward_problem("http://127.0.0.1:8000/mcp", "http://127.0.0.1:9000/", "metadata") is None
+
+
+@pytest.mark.anyio
+async def test_appsdk_mcp_check_of_a_catastrophic_pattern_returns(hostile, tmp_path, anyio_backend):
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    # An agent's check of the server $APPSDK_URL names, in the one process `appsdk mcp` serves it from.
+    env = {**os.environ, "APPSDK_URL": f"{base(hostile)}/regex"}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "appsdk_cli", "mcp", str(tmp_path)], env=env)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as agent:
+        await agent.initialize()
+        with anyio.fail_after(QUICK):
+            answer = await agent.call_tool("check", {})
+    assert not answer.is_error, answer.content
+    found = answer.structured_content["findings"]
+    assert any(f["rule"] == "APPS402" and CATASTROPHIC in f["message"] for f in found if f["location"] == "tool echo")
