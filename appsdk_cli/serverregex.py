@@ -25,15 +25,15 @@ def search(pattern: str, text: str) -> bool:
     """Whether `pattern` matches somewhere in `text` (JSON Schema's `pattern` is unanchored), in linear time.
 
     Raises Unsupported for a pattern RE2 cannot compile."""
-    return _compiled(pattern).search(text) is not None
-
-
-def supported(pattern: str) -> bool:
+    if not isinstance(pattern, str):
+        raise Unsupported(f"{UNSUPPORTED} ({_shown(str(pattern))}: not a string)")
+    compiled = _compiled(pattern)
     try:
-        _compiled(pattern)
-    except Unsupported:
-        return False
-    return True
+        return compiled.search(text) is not None
+    except UnicodeEncodeError:
+        # A lone surrogate (JSON's "\ud800") has no UTF-8, which RE2 reads: it matches as U+FFFD would.
+        readable = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return compiled.search(readable) is not None
 
 
 @functools.lru_cache(maxsize=256)

@@ -118,6 +118,18 @@ def test_timeout_bounds_the_whole_check_however_many_steps_fit_within_it(hostile
     assert elapsed < 2 + 2 + 5, f"took {elapsed:.1f} s"  # the grace, and an interpreter's start on a busy machine
 
 
+def test_odd_patterns_and_texts_from_a_server_are_judged_or_said_unchecked_never_a_crash():
+    from appsdk_cli.schemawalk import Budget, bounded_validator
+
+    budget = Budget()
+    schema = {"properties": {"s": {"pattern": ["x"]}, "t": {"pattern": "^a"}, "u": {"pattern": "(a)\\1"}}}
+    errors = [e.message for e in bounded_validator(schema, budget).iter_errors({"s": "q", "t": "\ud800", "u": "aa"})]
+    assert errors == ["'\\ud800' does not match '^a'"]  # a lone surrogate (JSON "\ud800") is matched, not a crash
+    assert [line.split(" (")[0] for line in budget.unchecked_patterns] == [
+        "pattern not checked: unsupported by the linear-time engine"
+    ] * 2
+
+
 # --- item 4: a gzip bomb as sign-in metadata ---------------------------------------------------------------
 
 
