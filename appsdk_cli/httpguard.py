@@ -6,6 +6,9 @@
 - Deadlines: `--timeout` bounds a whole answer, not each read. A socket timeout alone does not: a
   server that sends a byte every half second never lets a read time out. `Deadline` + `watchdog`
   abort the connection once the time is up, which unblocks any read in progress.
+- Sizes: an answer is read up to a number of bytes counted after decoding (DOCUMENT_BYTES for the
+  documents sign-in and checks read). httpx decodes gzip whole: 509 KiB of gzip took `check` to 1 GiB.
+  `BoundedBody` decodes as the bytes arrive and stops at the limit, whichever the encoding.
 
 Light on imports on purpose: client.py imports it on every `appsdk call`.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
@@ -25,6 +29,11 @@ if TYPE_CHECKING:
     import httpx
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
+# A server's metadata, a registration or token answer, a challenge token: a few kilobytes when honest.
+DOCUMENT_BYTES = 1_000_000
+# The encodings BoundedBody decodes, and so the only ones asked for (httpx would also ask for br and zstd
+# when their packages happen to be installed, and decode them whole).
+ACCEPTED_ENCODINGS = "gzip, deflate"
 # Headers that carry the caller's credentials: never sent to another origin.
 CREDENTIAL_HEADERS = ("authorization", "cookie", "proxy-authorization")
 
@@ -35,6 +44,61 @@ class UnsafeRedirect(AppsdkError):
 
 class DeadlineExceeded(AppsdkError):
     """The whole answer did not arrive in time (exit 1)."""
+
+
+class TooLarge(Exception):
+    """An answer past its size limit once decoded, or in an encoding appsdk did not ask for; `str()` is
+    the reason, worded to follow "cannot read X at URL: "."""
+
+
+class BoundedBody:
+    """Decodes an answer's body chunk by chunk (identity, gzip or deflate) and stops at `limit` decoded
+    bytes: memory stays near the limit however well the body compresses."""
+
+    def __init__(self, content_encoding: str, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        codings = [c.strip().lower() for c in content_encoding.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
+            raise TooLarge(f"it is encoded as {content_encoding!r}, which appsdk did not ask for")
+        self._coding = codings[0] if codings else None
+        wbits = 16 + zlib.MAX_WBITS if self._coding in ("gzip", "x-gzip") else zlib.MAX_WBITS
+        self._decoder = zlib.decompressobj(wbits) if self._coding else None
+        self._first = True
+
+    def feed(self, chunk: bytes) -> bytes:
+        if self._decoder is None:
+            return self._counted(chunk)
+        try:
+            out = self._decoder.decompress(chunk, self._room())
+        except zlib.error:
+            if not (self._first and self._coding == "deflate"):
+                raise TooLarge(f"its {self._coding} encoding is broken") from None
+            # "deflate" is meant as zlib-wrapped, but some servers send it raw (httpx reads both too).
+            self._decoder = zlib.decompressobj(-zlib.MAX_WBITS)
+            out = self._decoder.decompress(chunk, self._room())
+        self._first = False
+        parts = [self._counted(out)]
+        while self._decoder.unconsumed_tail:
+            parts.append(self._counted(self._decoder.decompress(self._decoder.unconsumed_tail, self._room())))
+        return b"".join(parts)
+
+    def end(self) -> bytes:
+        return self._counted(self._decoder.flush(self._room())) if self._decoder is not None else b""
+
+    def _room(self) -> int:
+        return self.limit - self.size + 1  # one past the limit: enough to know it was passed
+
+    def _counted(self, data: bytes) -> bytes:
+        self.size += len(data)
+        if self.size > self.limit:
+            raise TooLarge(f"its answer is larger than {_size(self.limit)} (decoded); appsdk reads no more of it")
+        return data
+
+
+def _size(limit: int) -> str:
+    return f"{limit / 1_000_000:g} MB" if limit >= 1_000_000 else f"{limit / 1000:g} kB"
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
@@ -115,11 +179,21 @@ def shutdown_socket(sock: Any) -> None:
 # --- httpx ---------------------------------------------------------------------------------------------
 
 
-def httpx_client(timeout: float, *, follow_redirects: bool = True, **options: Any) -> httpx.Client:
-    """An httpx client that follows redirects by the rules above and gives each request `timeout` seconds
-    in all (connect, headers and the whole body), however slowly the server sends them.
+def httpx_client(
+    timeout: float,
+    *,
+    follow_redirects: bool = True,
+    max_bytes: int = DOCUMENT_BYTES,
+    guard_redirects: bool = True,
+    **options: Any,
+) -> httpx.Client:
+    """An httpx client that follows redirects by the rules above, gives each request `timeout` seconds
+    in all (connect, headers and the whole body), however slowly the server sends them, and reads at
+    most `max_bytes` of each answer once decoded: past it, or in an encoding it did not ask for, the
+    request raises httpx.DecodingError saying so.
 
-    Sign-in passes follow_redirects=False: an OAuth redirect is an answer to read, not a page to fetch."""
+    Sign-in passes follow_redirects=False: an OAuth redirect is an answer to read, not a page to fetch.
+    guard_redirects=False leaves every redirect to the caller, who walks and judges each hop itself."""
     import httpx
 
     def check_redirect(response: httpx.Response) -> None:
@@ -133,21 +207,25 @@ def httpx_client(timeout: float, *, follow_redirects: bool = True, **options: An
             if name not in kept:
                 del request.headers[name]
 
+    headers = {"Accept-Encoding": ACCEPTED_ENCODINGS, **(options.pop("headers", None) or {})}
     return httpx.Client(
         timeout=timeout,
         follow_redirects=follow_redirects,
-        transport=_DeadlineTransport(httpx.HTTPTransport(), timeout),
-        event_hooks={"response": [check_redirect]},
+        transport=_GuardedTransport(httpx.HTTPTransport(), timeout, max_bytes),
+        event_hooks={"response": [check_redirect] if guard_redirects else []},
+        headers=headers,
         **options,
     )
 
 
-class _DeadlineTransport:
-    """Wraps an httpx transport: each request gets one deadline for its headers and its whole body."""
+class _GuardedTransport:
+    """Wraps an httpx transport: each request gets one deadline for its headers and its whole body, and
+    its body is decoded here, bounded (BoundedBody), so httpx gets it plain and never decodes it whole."""
 
-    def __init__(self, inner: Any, seconds: float) -> None:
+    def __init__(self, inner: Any, seconds: float, max_bytes: int) -> None:
         self._inner = inner
         self._seconds = seconds
+        self._max_bytes = max_bytes
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         import httpx
@@ -157,12 +235,23 @@ class _DeadlineTransport:
         request.extensions["timeout"] = {"connect": remaining, "read": remaining, "write": remaining, "pool": remaining}
         response = self._inner.handle_request(request)
         stream = response.stream
+        try:
+            body = BoundedBody(response.headers.get("content-encoding", ""), self._max_bytes)
+        except TooLarge as refused:
+            stream.close()  # type: ignore[union-attr]
+            raise httpx.DecodingError(str(refused), request=request) from None
 
         def chunks() -> Iterator[bytes]:
-            for chunk in stream:  # type: ignore[union-attr]
-                if deadline.expired:
-                    raise httpx.ReadTimeout(f"the answer did not complete within {self._seconds:g} s", request=request)
-                yield chunk
+            try:
+                for chunk in stream:  # type: ignore[union-attr]
+                    if deadline.expired:
+                        raise httpx.ReadTimeout(
+                            f"the answer did not complete within {self._seconds:g} s", request=request
+                        )
+                    yield body.feed(chunk)
+                yield body.end()
+            except TooLarge as refused:
+                raise httpx.DecodingError(str(refused), request=request) from None
 
         class _Stream(httpx.SyncByteStream):
             def __iter__(self) -> Iterator[bytes]:
@@ -171,9 +260,13 @@ class _DeadlineTransport:
             def close(self) -> None:
                 stream.close()  # type: ignore[union-attr]
 
+        # Decoded above: httpx must not decode again, nor trust a length that was the encoded one.
+        plain = [
+            (k, v) for k, v in response.headers.multi_items() if k.lower() not in ("content-encoding", "content-length")
+        ]
         return httpx.Response(
             status_code=response.status_code,
-            headers=response.headers,
+            headers=plain,
             stream=_Stream(),
             extensions=response.extensions,
             request=request,
@@ -182,7 +275,7 @@ class _DeadlineTransport:
     def close(self) -> None:
         self._inner.close()
 
-    def __enter__(self) -> _DeadlineTransport:
+    def __enter__(self) -> _GuardedTransport:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -101,6 +101,19 @@ def is_this_machine(host: str) -> bool:
     return is_loopback_host(bare) or (address is not None and address.is_unspecified)
 
 
+def is_inward_host(host: str) -> bool:
+    """This machine (`is_this_machine`) or an address of a network it sits in: private ranges, link-local
+    (169.254.169.254 answers cloud credentials there), shared and reserved. IP literals and loopback names
+    only: a public name that resolves inward is not seen here.
+
+    The hosts a public server's documents must never send appsdk to: from there, only the server knows
+    what such a URL reaches, and appsdk would fetch it from inside the user's network."""
+    address = _address(host)
+    if address is None:
+        return is_this_machine(host)
+    return not address.is_global or address.is_multicast
+
+
 def public_https_url(url: str | None) -> str | None:
     """The URL when it is one a host on the internet could be given (https, not this machine), else None:
     what a connector URL is, for rules that derive something from it."""

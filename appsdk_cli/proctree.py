@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -94,3 +95,42 @@ class TailReader:
         dropped = self.total - len(kept)
         prefix = f"[{dropped} earlier bytes of output not kept]\n" if dropped > 0 else ""
         return prefix + kept.decode("utf-8", "replace")
+
+
+# Past a command's --timeout, the time its own step timeouts get to say which step it was, in their words.
+DEADLINE_GRACE_SECONDS = 2.0
+
+
+@contextlib.contextmanager
+def process_deadline(seconds: float, line: str) -> Iterator[None]:
+    """End this whole process (exit 1) if the block is still running `seconds` from now.
+
+    The backstop for what no step timeout reaches (a walk or a match that never yields to a socket):
+    a timer thread writes `line` to stderr, kills every process this one started (and theirs), and
+    exits at once. For a command's floor only: never around code that serves others (`appsdk mcp`)."""
+    import sys
+    import time
+
+    ends_at = time.monotonic() + seconds
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(max(0.0, ends_at - time.monotonic())):
+            if time.monotonic() >= ends_at:
+                break
+        if done.is_set():
+            return
+        for pid in descendants(os.getpid()):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+        os._exit(1)
+
+    watcher = threading.Thread(target=watch, name="appsdk-deadline", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()

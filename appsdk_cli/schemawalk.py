@@ -7,15 +7,18 @@ them spend a Budget: a number of steps, and the command's deadline when it has a
 either, `TooComplex`, which the caller shows as a "cannot tell" in one line. The budget is far above
 what a real schema needs (a pydantic model of a few hundred fields takes a few thousand steps).
 
-jsonschema walks schemas too (validating a value); `bounded_validator` makes it spend the same budget.
+jsonschema walks schemas too (validating a value); `bounded_validator` makes it spend the same budget,
+and matches `pattern`/`patternProperties` with serverregex (linear time) instead of jsonschema's `re`.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from appsdk_cli import serverregex
 
 MAX_STEPS = 50_000  # schema nodes visited or compared: well under a second
 # jsonschema checking one value: a keyword is a step, a $ref (a lookup and a new scope) four. Half a
@@ -39,6 +42,13 @@ class Budget:
     deadline: float | None = None
     seconds: float | None = None  # what the deadline was, for the message
     spent: int = 0
+    # Patterns the linear-time engine could not compile, each said once ("pattern not checked: ...").
+    unchecked_patterns: list[str] = field(default_factory=list)
+
+    def not_checked(self, why: serverregex.Unsupported) -> None:
+        line = str(why)
+        if line not in self.unchecked_patterns:
+            self.unchecked_patterns.append(line)
 
     @classmethod
     def within(cls, timeout: float | None, steps: int = MAX_STEPS) -> Budget:
@@ -81,7 +91,8 @@ def pointer(root: Any, ref: str) -> Any:
 
 def bounded_validator(schema: dict[str, Any], budget: Budget) -> Any:
     """A jsonschema validator for `schema` (its own dialect, 2020-12 when unsaid) whose every keyword
-    spends `budget`: `iter_errors` raises TooComplex instead of running for ever on an anyOf bomb."""
+    spends `budget`: `iter_errors` raises TooComplex instead of running for ever on an anyOf bomb. Its
+    patterns run on RE2; one RE2 cannot compile is noted in `budget.unchecked_patterns` and passes."""
     from jsonschema.validators import Draft202012Validator, extend, validator_for
 
     with warnings.catch_warnings():
@@ -95,8 +106,131 @@ def bounded_validator(schema: dict[str, Any], budget: Budget) -> Any:
 
         return run
 
-    counted_checks = {
-        keyword: counted(check, 4 if keyword in _REFERENCES else 1) for keyword, check in base.VALIDATORS.items()
-    }
+    checks = dict(base.VALIDATORS)
+    for keyword, check in _pattern_keywords(budget).items():
+        if keyword in checks:
+            checks[keyword] = check
+    counted_checks = {keyword: counted(check, 4 if keyword in _REFERENCES else 1) for keyword, check in checks.items()}
     bounded = extend(base, counted_checks)
     return bounded(schema)
+
+
+def _pattern_keywords(budget: Budget) -> dict[str, Any]:
+    """jsonschema's keywords that match a regular expression (it calls `re.search` in each), on RE2.
+
+    A key whose match RE2 cannot tell counts as matched by patternProperties' neighbours (not "additional",
+    "evaluated") and is not descended into: an unchecked pattern never makes an error up."""
+    from jsonschema.exceptions import ValidationError
+
+    def matches(pattern: Any, text: str) -> bool | None:
+        try:
+            return serverregex.search(pattern, text)
+        except serverregex.Unsupported as why:
+            budget.not_checked(why)
+            return None
+
+    def pattern(validator: Any, wanted: Any, instance: Any, schema: Any) -> Any:
+        if validator.is_type(instance, "string") and matches(wanted, instance) is False:
+            yield ValidationError(f"{_short(instance)} does not match {wanted!r}")
+
+    def pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        for each, subschema in patterns.items():
+            for key, value in instance.items():
+                if matches(each, key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=each)
+
+    def additional(instance: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+        properties = schema.get("properties", {})
+        patterns = list(schema.get("patternProperties", {}))
+        return [
+            key
+            for key in instance
+            if key not in properties and not any(matches(each, key) is not False for each in patterns)
+        ]
+
+    def additional_properties(validator: Any, allowed: Any, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        extras = additional(instance, schema)
+        if validator.is_type(allowed, "object"):
+            for extra in extras:
+                yield from validator.descend(instance[extra], allowed, path=extra)
+        elif not allowed and extras:
+            listed = ", ".join(repr(extra) for extra in sorted(extras))
+            if "patternProperties" in schema:
+                patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+                yield ValidationError(f"{listed} {'does' if len(extras) == 1 else 'do'} not match any of {patterns}")
+            else:
+                verb = "was" if len(extras) == 1 else "were"
+                yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
+
+    def evaluated_keys(validator: Any, instance: dict[str, Any], schema: Any) -> set[str]:
+        """jsonschema's find_evaluated_property_keys_by_schema, its patternProperties on RE2."""
+        if not isinstance(schema, dict):
+            return set()
+        found: set[str] = set()
+        for keyword in ("$ref", "$dynamicRef"):
+            reference = schema.get(keyword)
+            if isinstance(reference, str):
+                resolved = validator._resolver.lookup(reference)
+                inner = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
+                found |= evaluated_keys(inner, instance, resolved.contents)
+        properties = schema.get("properties")
+        if isinstance(properties, dict):
+            found |= properties.keys() & instance.keys()
+        for keyword in ("additionalProperties", "unevaluatedProperties"):
+            subschema = schema.get(keyword)
+            if subschema is not None:
+                found |= {key for key, value in instance.items() if _valid(validator.descend(value, subschema))}
+        for each in schema.get("patternProperties") or {}:
+            found |= {key for key in instance if matches(each, key) is not False}
+        for key, subschema in (schema.get("dependentSchemas") or {}).items():
+            if key in instance:
+                found |= evaluated_keys(validator, instance, subschema)
+        for keyword in ("allOf", "oneOf", "anyOf"):
+            for subschema in schema.get(keyword) or []:
+                if _valid(validator.descend(instance, subschema)):
+                    found |= evaluated_keys(validator, instance, subschema)
+        if "if" in schema:
+            if validator.evolve(schema=schema["if"]).is_valid(instance):
+                found |= evaluated_keys(validator, instance, schema["if"])
+                found |= evaluated_keys(validator, instance, schema.get("then"))
+            else:
+                found |= evaluated_keys(validator, instance, schema.get("else"))
+        return found
+
+    def unevaluated_properties(validator: Any, unevaluated: Any, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        known = evaluated_keys(validator, instance, schema)
+        refused = [
+            key
+            for key in instance
+            if key not in known and not _valid(validator.descend(instance[key], unevaluated, path=key))
+        ]
+        if refused:
+            if unevaluated is False:
+                listed = ", ".join(repr(key) for key in sorted(refused))
+                verb = "was" if len(refused) == 1 else "were"
+                yield ValidationError(f"Unevaluated properties are not allowed ({listed} {verb} unexpected)")
+            else:
+                listed = ", ".join(repr(key) for key in refused)
+                yield ValidationError(f"Unevaluated properties are not valid under the given schema ({listed})")
+
+    return {
+        "pattern": pattern,
+        "patternProperties": pattern_properties,
+        "additionalProperties": additional_properties,
+        "unevaluatedProperties": unevaluated_properties,
+    }
+
+
+def _valid(errors: Any) -> bool:
+    return next(iter(errors), None) is None
+
+
+def _short(text: str) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= 200 else shown[:197] + "..."

@@ -44,6 +44,7 @@ RULE_FIXTURES = [
     ("APPS402", "output-schema-mismatch"),
     ("APPS403", "content-text-missing"),
     ("APPS404", "tool-call-failed"),
+    ("APPS405", "output-pattern-not-checked"),
     ("APPS501", "csp-on-tool"),
     ("APPS502", "csp-one-key-style"),
     ("APPS503", "csp-key-styles-differ"),

@@ -40,6 +40,7 @@ from appsdk_cli.auth.callback import CallbackListener, open_in_browser
 from appsdk_cli.auth.discovery import (
     authorization_server_metadata,
     grant_problem,
+    inward_problem,
     legacy_metadata,
     origin_of,
     protected_resource_metadata,
@@ -125,6 +126,9 @@ def sign_in(
             if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
                 raise SignInError(f"{server_url}'s resource metadata names no authorization server")
             issuer = servers[0]
+            inward = inward_problem(server_url, issuer, "authorization server metadata")
+            if inward:
+                raise SignInError(inward)
             metadata = authorization_server_metadata(http, issuer)
         else:
             metadata = legacy_metadata(http, origin_of(server_url))

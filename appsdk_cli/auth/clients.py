@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from appsdk_cli.httpguard import TooLarge
 from appsdk_cli.netloc import is_loopback_host, is_loopback_url
 
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -182,7 +183,7 @@ class DocumentCache:
         try:
             # One deadline for the whole fetch: httpx's timeout is per read, which a dripping server outlasts.
             status, headers, body = await asyncio.wait_for(_download(url), FETCH_SECONDS)
-        except (TimeoutError, _TooLarge, httpx.HTTPError, ValueError, OSError):
+        except (TimeoutError, TooLarge, httpx.HTTPError, ValueError, OSError):
             raise unusable from None
         if status != 200:
             raise unusable
@@ -211,25 +212,25 @@ class DocumentCache:
         return len(self._documents)
 
 
-class _TooLarge(Exception):
-    pass
-
-
 async def _download(url: str) -> tuple[int, Any, bytes]:
-    """(status, headers, body) of a GET, reading no more than MAX_DOCUMENT_BYTES."""
+    """(status, headers, body) of a GET, reading no more than MAX_DOCUMENT_BYTES once decoded (httpguard's
+    BoundedBody: httpx would decode each gzip chunk whole, a thousand times its size)."""
     import httpx
 
+    from appsdk_cli.httpguard import ACCEPTED_ENCODINGS, BoundedBody
+
+    headers = {"Accept": "application/json", "Accept-Encoding": ACCEPTED_ENCODINGS}
     # No redirects: the document must be at the URL that is its client_id.
     async with (
         httpx.AsyncClient(timeout=FETCH_SECONDS, follow_redirects=False) as http,
-        http.stream("GET", url, headers={"Accept": "application/json"}) as response,
+        http.stream("GET", url, headers=headers) as response,
     ):
         body = b""
         if response.status_code == 200:
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_DOCUMENT_BYTES:
-                    raise _TooLarge
+            decoded = BoundedBody(response.headers.get("content-encoding", ""), MAX_DOCUMENT_BYTES)
+            async for chunk in response.aiter_raw():
+                body += decoded.feed(chunk)
+            body += decoded.end()
         return response.status_code, response.headers, body
 
 

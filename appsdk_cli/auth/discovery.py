@@ -62,9 +62,47 @@ def _default_port(scheme: str) -> int | None:
     return {"http": 80, "https": 443}.get(scheme.lower())
 
 
+def challenge_url_problem(server_url: str, challenge_url: str) -> str | None:
+    """Why appsdk will not fetch the `resource_metadata` a 401 from `server_url` names, or None.
+
+    A server's challenge is the one place it chooses a URL our client then fetches, before any sign-in: a
+    hostile one named loopback services, private ranges and cloud metadata (169.254.169.254). RFC 9728 puts
+    a resource's metadata under its own origin, at the well-known path or wherever it says there, so the
+    origin (scheme, host, port) must be the server's; a loopback server is then answered only by
+    loopback, a public one never by this machine or its network."""
+    from appsdk_cli.httpguard import origin
+
+    asked = origin(challenge_url)
+    if asked[0] not in ("http", "https") or not asked[1]:
+        return f"it is not an http(s) URL; appsdk reads a server's resource metadata only from {origin_of(server_url)}"
+    if asked != origin(server_url):
+        return f"it is not on the server's own origin ({origin_of(server_url)}), the only place appsdk reads it from"
+    return None
+
+
+def inward_problem(server_url: str, url: str, what: str) -> str | None:
+    """Why a public server's document may not send appsdk to `url` (this machine or a private network),
+    or None. A server on this machine or a private network may name such places: it is in them already."""
+    from appsdk_cli.netloc import is_inward_host
+
+    server_host, host = urlsplit(server_url).hostname or "", urlsplit(url).hostname or ""
+    if is_inward_host(host) and not is_inward_host(server_host):
+        return (
+            f"refusing to read the {what} at {url}: {server_url} is a public server and {host} is this machine "
+            "or a private network, which appsdk does not reach on a public server's word"
+        )
+    return None
+
+
 def protected_resource_metadata(http: Any, server_url: str, challenge_url: str | None) -> tuple[dict[str, Any], str]:
-    """The PRM and where it was read: the challenge's URL, else path-based, else root well-known."""
+    """The PRM and where it was read: the challenge's URL (on the server's origin only), else path-based,
+    else root well-known."""
     if challenge_url:
+        problem = challenge_url_problem(server_url, challenge_url)
+        if problem:
+            raise SignInError(
+                f"refusing the resource metadata {server_url}'s challenge names at {challenge_url}: {problem}"
+            )
         return get_json(http, challenge_url, "protected resource metadata"), challenge_url
     parts = urlsplit(server_url)
     origin = f"{parts.scheme}://{parts.netloc}"

@@ -40,7 +40,15 @@ CALL_FAILED = Rule(
     "A read-only tool with no required arguments failed when the check called it",
     "Its output could not be checked; it may also fail for users",
 )
-RULES = (STRUCTURED_WITHOUT_SCHEMA, OUTPUT_MISMATCH, CONTENT_TEXT_MISSING, CALL_FAILED)
+PATTERN_NOT_CHECKED = Rule(
+    "APPS405",
+    "output-pattern-not-checked",
+    Severity.WARNING,
+    "A `pattern` in an `outputSchema` that appsdk does not run (lookaround, backreferences), so the output "
+    "was checked without it",
+    "appsdk matches a server's patterns in linear time only; clients that use a backtracking engine may differ",
+)
+RULES = (STRUCTURED_WITHOUT_SCHEMA, OUTPUT_MISMATCH, CONTENT_TEXT_MISSING, CALL_FAILED, PATTERN_NOT_CHECKED)
 
 
 def _error_text(result: dict[str, Any]) -> str:
@@ -126,8 +134,9 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
             if not has_structured:
                 problem = "it returned no structuredContent"
             else:
+                unchecked: list[str] = []
                 try:
-                    problem = instance_problem(schema, result["structuredContent"])
+                    problem = instance_problem(schema, result["structuredContent"], unchecked)
                 except TooComplex as why:
                     yield Finding(
                         OUTPUT_MISMATCH,
@@ -143,6 +152,13 @@ def check(snapshot: Snapshot) -> Iterator[Finding]:
                     target,
                     f"{name}: output does not match its outputSchema: {problem}",
                     "return what the schema declares, or fix the schema",
+                )
+            for line in unchecked:
+                yield Finding(
+                    PATTERN_NOT_CHECKED,
+                    target,
+                    f"{name}: outputSchema {line}",
+                    "write the pattern without lookaround or backreferences if clients are to check it",
                 )
         if not _has_text(result):
             yield Finding(

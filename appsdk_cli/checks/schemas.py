@@ -98,21 +98,27 @@ def _metaschema_problem(schema: Any) -> str | None:
     return None
 
 
-def instance_problem(schema: dict[str, Any], instance: Any) -> str | None:
+def instance_problem(schema: dict[str, Any], instance: Any, unchecked: list[str] | None = None) -> str | None:
     """Why `instance` does not match the (valid) `schema`, or None; the best-matching error only.
+
+    Patterns are matched in linear time (serverregex); those it cannot run are added to `unchecked`.
 
     Raises TooComplex when checking takes more than schemawalk's budget (an anyOf bomb, say) or
     nests deeper than Python's stack."""
     from jsonschema.exceptions import best_match
     from referencing.exceptions import Unresolvable
 
-    validator = bounded_validator(schema, Budget.for_validation())
+    budget = Budget.for_validation()
+    validator = bounded_validator(schema, budget)
     try:
         error = best_match(validator.iter_errors(instance))
     except Unresolvable as problem:
         return f"the schema has a $ref that does not resolve: {problem}"
     except RecursionError:
         raise TooComplex("nested too deeply") from None
+    finally:
+        if unchecked is not None:
+            unchecked.extend(budget.unchecked_patterns)
     if error is None:
         return None
     return f"at {_path(error.absolute_path)}: {error.message}"

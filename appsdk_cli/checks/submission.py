@@ -302,11 +302,12 @@ def _walk(
     method: str, url: str, acceptable: Callable[[str], bool], *, timeout: float, body: dict[str, Any] | None = None
 ) -> tuple[Any, list[str], str | None]:
     """Follow redirects by hand: (last response or None, the chain of URLs, the first hop that is not acceptable)."""
-    import httpx
+    from appsdk_cli.httpguard import httpx_client
 
     chain = [url]
     headers = {"Accept": "application/json, text/event-stream"} if body is not None else {}
-    with httpx.Client(timeout=timeout, follow_redirects=False) as http:
+    # Each hop judged here (acceptable), its answer read bounded like every document from a server.
+    with httpx_client(timeout, follow_redirects=False, guard_redirects=False) as http:
         for _ in range(MAX_REDIRECTS):
             response = http.request(method, chain[-1], json=body, headers=headers)
             location = response.headers.get("location")

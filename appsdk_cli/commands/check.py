@@ -54,7 +54,11 @@ def check(
     timeout: Annotated[
         float,
         typer.Option(
-            "--timeout", help="Seconds to wait for each step (import, answer, call).", min=0.1, max=MAX_TIMEOUT
+            "--timeout",
+            help="Seconds to wait for each step (import, answer, call); the whole command ends by then too, "
+            "however many steps it has left.",
+            min=0.1,
+            max=MAX_TIMEOUT,
         ),
     ] = 30.0,
     token: Annotated[
@@ -106,6 +110,30 @@ def check(
     if explain is not None:
         explain_rule(explain, as_json=as_json)
         return
+    from appsdk_cli.proctree import DEADLINE_GRACE_SECONDS, process_deadline
+
+    # Each step has its own timeout and says which step ran out; this ends what none of them can reach.
+    with process_deadline(
+        timeout + DEADLINE_GRACE_SECONDS,
+        f"error: appsdk check did not finish within --timeout {timeout:g} s; nothing was reported "
+        "(give it more time with --timeout)",
+    ):
+        _check(path, url, against, timeout, token, strict, as_json, show_all, submission, no_calls, protocol)
+
+
+def _check(
+    path: Path | None,
+    url: str | None,
+    against: Path | None,
+    timeout: float,
+    token: str | None,
+    strict: bool,
+    as_json: bool,
+    show_all: bool,
+    submission: bool,
+    no_calls: bool,
+    protocol: Protocol,
+) -> None:
     if against is not None:
         from appsdk_cli.commands.snapshot import check_against
 

@@ -349,6 +349,7 @@ class _Comparison:
         """A finite narrow side: check each value, exactly, with jsonschema."""
         from jsonschema.exceptions import SchemaError
 
+        unchecked_before = len(self.budget.unchecked_patterns)
         try:
             wide_check = self._validator(wide, "wide")
             narrow_check = self._validator(narrow, "narrow")
@@ -357,6 +358,9 @@ class _Comparison:
             raise
         except (SchemaError, Exception) as error:  # an unresolvable $ref deep inside, a bad regex
             return [self._unsure(path, f"the schema could not be evaluated ({type(error).__name__})")]
+        if not rejected and len(self.budget.unchecked_patterns) > unchecked_before:
+            # A value RE2 could not judge passed unjudged: say so rather than call it compatible.
+            return [self._unsure(path, self.budget.unchecked_patterns[-1])]
         if not rejected:
             return []
         shown = ", ".join(_value(v) for v in rejected[:5]) + (" ..." if len(rejected) > 5 else "")

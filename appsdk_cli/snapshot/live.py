@@ -72,13 +72,17 @@ def probe_auth(url: str, *, timeout: float) -> dict[str, Any]:
         return auth
     with httpx_client(timeout) as http:
         try:
-            metadata = discovery.get_json(http, metadata_url, "resource metadata")
+            metadata, _ = discovery.protected_resource_metadata(http, url, metadata_url)
         except SignInError as problem:
             auth["resourceMetadataError"] = problem.message
             return auth
         auth["resourceMetadata"] = metadata
         servers = metadata.get("authorization_servers")
         if isinstance(servers, list) and servers and isinstance(servers[0], str):
+            inward = discovery.inward_problem(url, servers[0], "authorization server metadata")
+            if inward:
+                auth["authorizationServerError"] = inward
+                return auth
             try:
                 # As found, issuer unchecked: the check reports a mismatch (APPS708) rather than stopping at it.
                 auth["authorizationServerMetadata"] = discovery.authorization_server_metadata(

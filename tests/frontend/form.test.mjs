@@ -131,3 +131,15 @@ test("an honest deep model still gets every field and the default at its bottom"
   form.setValue({ count: 3, tree: { next: { next: null } } });
   assert.equal(form.value().count, 3);
 });
+
+// Issue 37 item 3: a server's catastrophic pattern matched against what the user types froze the page
+// (RegExp backtracks). The page no longer runs a server's pattern; its help says the run checks it.
+test("a server's catastrophic pattern does not run on what the user types", () => {
+  const schema = { type: "object", properties: { s: { type: "string", pattern: "^(a|a)*$" } }, required: ["s"] };
+  const form = createForm(schema);
+  form.setValue({ s: `${"a".repeat(40)}b` });
+  const started = Date.now();
+  assert.deepEqual(form.validate(), []);
+  assert.ok(Date.now() - started < 1000, `took ${Date.now() - started} ms`);
+  assert.match(form.element.text, /Must match \^\(a\|a\)\*\$: checked when the tool runs, not as you type\./);
+});

@@ -178,7 +178,7 @@ function editor(schema, root, { label, required, depth, changed, path, files, bu
   const kind = depth > MAX_DEPTH || spent ? "json" : kindOf(node);
   const id = fieldId();
   const message = el("p", { class: "field-message", id: `${id}-msg`, role: "status" });
-  const about = spent && kindOf(node) !== "json" ? "Too many fields to draw: type this part as JSON." : node.description;
+  const about = spent && kindOf(node) !== "json" ? "Too many fields to draw: type this part as JSON." : joined(node.description, patternNote(node));
   const describe = about ? el("p", { class: "field-help", text: about }) : null;
   const title = label ?? node.title ?? "";
   const labelNode = title
@@ -444,13 +444,9 @@ function editor(schema, root, { label, required, depth, changed, path, files, bu
     if (typeof value === "string" && kind === "string") {
       if (node.minLength !== undefined && value.length < node.minLength) return problem(`at least ${node.minLength} characters`);
       if (node.maxLength !== undefined && value.length > node.maxLength) return problem(`at most ${node.maxLength} characters`);
-      if (node.pattern) {
-        try {
-          if (!new RegExp(node.pattern, "u").test(value)) return problem(`must match ${node.pattern}`);
-        } catch {
-          /* a pattern JavaScript cannot read: the server checks it */
-        }
-      }
+      // node.pattern is not run here: JavaScript's RegExp backtracks, and a server's `^(a|a)*$` against what
+      // the user types would freeze the page. appsdk checks it in linear time when the tool runs
+      // (workbench/server.py argument_problems); the field's help says so (patternNote).
       if (node.format === "email" && !/^[^@\s]+@[^@\s]+$/.test(value)) return problem("an e-mail address");
     }
     return problem("");
@@ -460,6 +456,26 @@ function editor(schema, root, { label, required, depth, changed, path, files, bu
     return control.value.trim() === "";
   };
   return { element: wrap, get, set, check, isEmpty };
+}
+
+/**
+ * What the field's help says of a server's `pattern`, which this page does not run (see check()).
+ * @param {Schema} node
+ * @returns {string | undefined}
+ */
+function patternNote(node) {
+  if (typeof node.pattern !== "string" || kindOf(node) !== "string") return undefined;
+  const shown = node.pattern.length > 80 ? `${node.pattern.slice(0, 77)}...` : node.pattern;
+  return `Must match ${shown}: checked when the tool runs, not as you type.`;
+}
+
+/**
+ * @param {string | undefined} first
+ * @param {string | undefined} second
+ * @returns {string | undefined}
+ */
+function joined(first, second) {
+  return first && second ? `${first} ${second}` : first || second;
 }
 
 /**
