@@ -28,6 +28,7 @@ import contextlib
 import errno
 import json
 import os
+import secrets
 import selectors
 import signal
 import socket
@@ -204,6 +205,8 @@ class Supervisor:
         self._dev_state_written = False
         self._project_lock: int | None = None  # held while we serve: one `appsdk dev` per project
         self._state_extra: dict[str, str] = {}  # more for .appsdk/dev.json: record_extra
+        # This run's word in .appsdk/dev.json, repeated by every worker (asgi.DevIdentity) to whoever checks it.
+        self._nonce = secrets.token_hex(16)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -404,6 +407,7 @@ class Supervisor:
             pid=os.getpid(),
             transport=self.config.transport.value,
             public_url=public_url,
+            nonce=self._nonce,
             extra={**self._state_extra, **({"auth_issuer": self._auth.issuer} if self._auth else {})},
         )
         write_dev_state(self.project, state)
@@ -692,6 +696,7 @@ class Supervisor:
                     tools=tool_changes,
                     contract=contract_report,
                     slow=_slow_parts(worker) if seconds >= SLOW_RELOAD_SECONDS else (),
+                    tool_names=(tuple(worker.tools) if worker.tools is not None else None) if worker.ok else (),
                 )
             )
         if worker is self._live:
@@ -835,6 +840,7 @@ class Supervisor:
             auth_server=self._auth is not None,
             environment=self._app_environment(),
             handoff=self._handoff,
+            dev_nonce=self._nonce,
         )
 
     def _send(self, worker: _Worker, message: dict[str, Any]) -> None:
