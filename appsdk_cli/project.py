@@ -205,6 +205,25 @@ def ask_dev_identity(url: str) -> dict[str, Any] | None:
     return answer if isinstance(answer, dict) else None
 
 
+def port_holder(host: str, port: int) -> str | None:
+    """Who listens on `port`, in words for a "port in use" line: another `appsdk dev` by the project it
+    answers for (asked, as read_dev_state asks), else a process of this user by pid and name; None when
+    it cannot be known (another user's process, no /proc)."""
+    from appsdk_cli.netloc import is_loopback_host
+    from appsdk_cli.proctree import listening_process
+
+    ask = host if is_loopback_host(host) else "127.0.0.1"
+    answer = ask_dev_identity(f"http://{'[' + ask + ']' if ':' in ask else ask}:{port}/")
+    # Both names come from the other process: printed only when they hold nothing a terminal would obey.
+    project, pid = (answer.get("project"), answer.get("pid")) if answer is not None else (None, None)
+    if isinstance(project, str) and project.isprintable() and isinstance(pid, int):
+        return f"the appsdk dev of {project} (pid {pid})"
+    found = listening_process(port)
+    if found is None:
+        return None
+    return f"pid {found[0]} ({found[1]})" if found[1].isprintable() else f"pid {found[0]}"
+
+
 def _state_file(project: Path) -> DevState | None:
     """What .appsdk/dev.json says, unchecked: only its own writer (remove_dev_state) and read_dev_state use it."""
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -243,3 +244,28 @@ async def test_a_planted_dev_file_naming_another_projects_dev_is_not_that_projec
         assert status["running"] is False, status
     finally:
         stop(other_dev.process)
+
+
+# --- "port in use" names who holds it -------------------------------------------------------------------
+
+
+def test_a_port_in_use_names_its_holder_and_suggests_port_0(root: Path):
+    other = scaffold("other-app", root).path
+    mine = scaffold("book-club", root).path
+    other_dev = start_dev(other)
+    try:
+        result = appsdk("dev", str(mine), "--port", str(other_dev.port), timeout=60)
+    finally:
+        stop(other_dev.process)
+    (line,) = result.stderr.strip().splitlines()
+    assert result.returncode == 1
+    assert f"by the appsdk dev of {other.resolve()} (pid {other_dev.process.pid})" in line, line
+    assert "--port 0" in line, line
+    # A listener that is no appsdk dev: named by its pid and process name (this test's own).
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = appsdk("dev", str(mine), "--port", str(port), timeout=60)
+    (line,) = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and f"by pid {os.getpid()} (" in line and "--port 0" in line, line

@@ -74,6 +74,7 @@ from appsdk_cli.project import (
     DevState,
     app_target,
     lock_dev_project,
+    port_holder,
     remove_dev_state,
     write_dev_state,
 )
@@ -243,8 +244,11 @@ class Supervisor:
         except OSError as problem:
             sock.close()
             if problem.errno == errno.EADDRINUSE:
+                holder = port_holder(host, port)
+                by = f" by {holder}" if holder else ""
                 raise AppsdkError(
-                    f"port {port} is already in use on {host}; stop the other server or pick another with --port"
+                    f"port {port} is already in use on {host}{by}; stop it, or let appsdk dev pick a free port"
+                    " with --port 0"
                 ) from None
             if problem.errno in (errno.EACCES, errno.EPERM):
                 raise AppsdkError(f"not allowed to listen on port {port}; pick a port above 1023 with --port") from None
