@@ -25,6 +25,7 @@ from conftest import appsdk, free_port, stop
 from test_agent_mcp import WAIT, agent_session, wait_until
 from test_dev import DevServer, start_dev
 
+from appsdk_cli.project import running_dev_for_url
 from appsdk_cli.scaffold import scaffold
 
 SECRET = "planted-secret-7c1e"
@@ -71,6 +72,9 @@ async def test_a_dev_started_by_another_command_is_the_projects_dev(root: Path, 
         assert summary["mode"] == "live" and summary["server"] == dev.url, checked.stdout
         called = appsdk("call", "list-books", "--json", cwd=project)
         assert called.returncode == 0, called.stderr
+        # What `call` asks before it uses the default URL from another project: whose dev serves it.
+        found = running_dev_for_url(dev.url)
+        assert found is not None and found[0] == project.resolve() and found[1].pid == dev.process.pid
         async with agent_session(root) as agent:
             status = (await agent.call_tool("dev_status", {"path": "book-club"})).structured_content
             assert status["running"] is True and status["url"] == dev.url and status["tools"] == ["list-books"]
