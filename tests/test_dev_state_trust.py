@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import appsdk, free_port, stop
+from conftest import appsdk, free_port, run_owning_port_8000, stop
 from test_agent_mcp import WAIT, agent_session, wait_until
 from test_dev import DevServer, start_dev
 
@@ -80,6 +80,30 @@ async def test_a_dev_started_by_another_command_is_the_projects_dev(root: Path, 
             assert status["running"] is True and status["url"] == dev.url and status["tools"] == ["list-books"]
     finally:
         stop(dev.process)
+
+
+def test_the_quick_starts_dev_is_the_one_another_project_is_refused(root: Path):
+    """The README's `appsdk new demo --dev` on 127.0.0.1:8000: `check` in demo checks it live, and `call`
+    from another project whose dev is not running is refused naming demo, instead of answering with demo's
+    app. In a network namespace of our own where one can be made (8000 is then free), else on this
+    machine's 8000 when free, else skipped."""
+    other = scaffold("other-app", root).path
+    script = f"""set -e
+{sys.executable} -m appsdk_cli new demo --dev > new.log 2>&1 &
+for _ in $(seq 300); do [ -f demo/.appsdk/dev.json ] && grep -q 'Ctrl-C to stop' new.log && break; sleep 0.1; done
+(cd demo && {sys.executable} -m appsdk_cli check --json > ../check.json || true)
+(set +e; cd {other}; {sys.executable} -m appsdk_cli call list-books > ../call.out 2> ../call.err; echo $? > ../call.code)
+kill -INT %1; wait %1 || true
+"""
+    env = {key: value for key, value in os.environ.items() if key != "APPSDK_URL"} | {"COLUMNS": "300"}
+    done = run_owning_port_8000(["bash", "--noprofile", "--norc", "-c", script], cwd=root, env=env, timeout=240)
+    said = (root / "new.log").read_text()
+    assert done.returncode == 0, done.stderr + said
+    summary = json.loads((root / "check.json").read_text())["summary"]
+    assert summary["mode"] == "live" and summary["server"] == "http://127.0.0.1:8000/mcp", summary
+    assert (root / "call.code").read_text().strip() == "1", (root / "call.out").read_text()
+    refused = (root / "call.err").read_text()
+    assert f"served by the `appsdk dev` of another project ({(root / 'demo').resolve()})" in refused, refused
 
 
 @pytest.mark.anyio
