@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.netloc import is_loopback_host, is_loopback_url
+from appsdk_cli.proctree import listening_process
 
 DEFAULT_APP = "server:mcp"
 DEFAULT_URL = "http://127.0.0.1:8000/mcp"
@@ -163,8 +167,6 @@ def read_dev_state(project: Path) -> DevState | None:
     answer = ask_dev_identity(state.url)
     if answer is None:
         return None
-    import hmac
-
     same = (
         answer.get("project") == str(project.resolve())
         and answer.get("pid") == state.pid
@@ -178,10 +180,7 @@ def ask_dev_identity(url: str) -> dict[str, Any] | None:
     """What the `appsdk dev` at `url` says it serves ({project, pid, nonce}); None when `url` is not a
     loopback http URL or nothing there answers as a dev. Plain http.client: no proxy from the
     environment, no redirect, a bounded read."""
-    import http.client
-    from urllib.parse import urlsplit
-
-    from appsdk_cli.netloc import is_loopback_url
+    import http.client  # here: most commands never ask a dev
 
     if not is_loopback_url(url):
         return None
@@ -209,9 +208,6 @@ def port_holder(host: str, port: int) -> str | None:
     """Who listens on `port`, in words for a "port in use" line: another `appsdk dev` by the project it
     answers for (asked, as read_dev_state asks), else a process of this user by pid and name; None when
     it cannot be known (another user's process, no /proc)."""
-    from appsdk_cli.netloc import is_loopback_host
-    from appsdk_cli.proctree import listening_process
-
     ask = host if is_loopback_host(host) else "127.0.0.1"
     answer = ask_dev_identity(f"http://{'[' + ask + ']' if ':' in ask else ask}:{port}/")
     # Both names come from the other process: printed only when they hold nothing a terminal would obey.
@@ -228,9 +224,13 @@ def _state_file(project: Path) -> DevState | None:
     """What .appsdk/dev.json says, unchecked: only its own writer (remove_dev_state) and read_dev_state use it."""
     try:
         raw = json.loads(dev_state_path(project).read_text(encoding="utf-8"))
-        return DevState(**raw)
+        state = DevState(**raw)
     except (OSError, ValueError, TypeError):
         return None
+    # Anyone may have written it: fields of the wrong type make it no state at all, not a crash later.
+    typed = isinstance(state.url, str) and isinstance(state.nonce, str) and isinstance(state.extra, dict)
+    pid_ok = isinstance(state.pid, int) and not isinstance(state.pid, bool) and state.pid > 0
+    return state if typed and pid_ok else None
 
 
 DEV_LOCK_FILE = "dev.lock"
@@ -289,7 +289,6 @@ def find_dev_state(start: Path) -> DevState | None:
 
 def check_server_url(url: str, where: str = "--url") -> str:
     """An http(s) URL with a host, or a UsageError (exit 2) naming where it came from."""
-    from urllib.parse import urlsplit
 
     try:
         parts = urlsplit(url)

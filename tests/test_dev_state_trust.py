@@ -92,7 +92,7 @@ def test_the_quick_starts_dev_is_the_one_another_project_is_refused(root: Path):
 {sys.executable} -m appsdk_cli new demo --dev > new.log 2>&1 &
 for _ in $(seq 300); do [ -f demo/.appsdk/dev.json ] && grep -q 'Ctrl-C to stop' new.log && break; sleep 0.1; done
 (cd demo && {sys.executable} -m appsdk_cli check --json > ../check.json || true)
-(set +e; cd {other}; {sys.executable} -m appsdk_cli call list-books > ../call.out 2> ../call.err; echo $? > ../call.code)
+(set +e; cd {other}; {sys.executable} -m appsdk_cli call list-books >../call.out 2>../call.err; echo $? >../call.code)
 kill -INT %1; wait %1 || true
 """
     env = {key: value for key, value in os.environ.items() if key != "APPSDK_URL"} | {"COLUMNS": "300"}
@@ -220,6 +220,21 @@ async def test_a_planted_status_file_is_not_repeated_while_no_dev_runs(root: Pat
     said = json.dumps(status)
     assert "evil" not in said and "rm-everything" not in said, said
     assert status["lastImportError"] is None and status["lastToolCrash"] is None and status["lastReload"] is None
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        {"url": 123, "host": "h", "port": 1, "pid": "1"},
+        {"url": "http://127.0.0.1:9/mcp", "host": "h", "port": 9, "pid": True},
+    ],
+)
+def test_a_planted_dev_file_of_the_wrong_shape_is_no_dev_and_no_crash(root: Path, planted: dict[str, Any]):
+    project = scaffold("book-club", root).path
+    plant(project, "dev.json", planted)
+    result = appsdk("check", "--json", cwd=project, timeout=120)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert json.loads(result.stdout)["summary"]["mode"] == "path"
 
 
 @pytest.mark.anyio
