@@ -90,10 +90,11 @@ def test_the_quick_starts_dev_is_the_one_another_project_is_refused(root: Path):
     other = scaffold("other-app", root).path
     script = f"""set -e
 {sys.executable} -m appsdk_cli new demo --dev > new.log 2>&1 &
+dev=$!
+trap 'kill -INT $dev 2>/dev/null; wait $dev' EXIT  # stopped however the script ends
 for _ in $(seq 300); do [ -f demo/.appsdk/dev.json ] && grep -q 'Ctrl-C to stop' new.log && break; sleep 0.1; done
 (cd demo && {sys.executable} -m appsdk_cli check --json > ../check.json || true)
 (set +e; cd {other}; {sys.executable} -m appsdk_cli call list-books >../call.out 2>../call.err; echo $? >../call.code)
-kill -INT %1; wait %1 || true
 """
     env = {key: value for key, value in os.environ.items() if key != "APPSDK_URL"} | {"COLUMNS": "300"}
     done = run_owning_port_8000(["bash", "--noprofile", "--norc", "-c", script], cwd=root, env=env, timeout=240)
