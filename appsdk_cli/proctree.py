@@ -134,3 +134,30 @@ def process_deadline(seconds: float, line: str) -> Iterator[None]:
         yield
     finally:
         done.set()
+
+
+def listening_process(port: int) -> tuple[int, str] | None:
+    """The pid and name (/proc/PID/comm) of a process of this user listening on TCP `port`, from /proc;
+    None where there is no /proc, or the listener is another user's (its descriptors are not ours to read)."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                # local address "0100007F:1F40", state 0A is LISTEN, the inode is the tenth field
+                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":
+                    inodes.add(fields[9])
+    if not inodes:
+        return None
+    wanted = {f"socket:[{inode}]" for inode in inodes}
+    with contextlib.suppress(OSError):
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError):
+                for fd in (entry / "fd").iterdir():
+                    with contextlib.suppress(OSError):
+                        if os.readlink(fd) in wanted:
+                            name = (entry / "comm").read_text(encoding="utf-8", errors="replace").strip()
+                            return int(entry.name), name
+    return None

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.netloc import is_loopback_host, is_loopback_url
+from appsdk_cli.proctree import listening_process
 
 DEFAULT_APP = "server:mcp"
 DEFAULT_URL = "http://127.0.0.1:8000/mcp"
@@ -17,6 +21,12 @@ STATE_DIR = ".appsdk"
 DEV_STATE_FILE = "dev.json"
 # Under APPSDK_HOME: one file per running `appsdk dev`, named by its URL, naming its project.
 DEV_INDEX_DIR = "dev"
+# Where a running `appsdk dev` says, to loopback callers only, which project it serves (devserver/asgi.py).
+DEV_IDENTITY_PATH = "/.well-known/appsdk-dev"
+# How long the state-file check waits for that answer: a dev whose worker is still importing answers late.
+DEV_IDENTITY_TIMEOUT = 5.0
+# The answer is three short fields; anything longer is not our dev.
+_DEV_IDENTITY_LIMIT = 16384
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,8 @@ class DevState:
     transport: str = "streamable-http"
     public_url: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # Chosen per run: the dev at `url` must answer with it (and this project) before anything trusts the file.
+    nonce: str = ""
 
 
 def dev_state_path(project: Path) -> Path:
@@ -142,31 +154,83 @@ def running_dev_for_url(url: str) -> tuple[Path, DevState] | None:
 
 
 def read_dev_state(project: Path) -> DevState | None:
-    """The running dev server of this project, or None (no file, unreadable, or its process is gone)."""
-    path = dev_state_path(project)
+    """The `appsdk dev` serving this project, proved by asking it; None otherwise.
+
+    The one rule for trusting .appsdk/dev.json (and, through dev_status, status.json): a project folder is
+    the agent's or a cloned repository's to write, so the file alone proves nothing. Its URL must be
+    loopback, its pid alive, and the dev listening there must answer DEV_IDENTITY_PATH with this project,
+    that pid and the file's per-run nonce. A process's command line is never consulted: `appsdk new --dev`
+    runs dev under another name, and any live `appsdk dev` could be named by a planted pid."""
+    state = _state_file(project)
+    if state is None or not state.nonce or not _process_alive(state.pid):
+        return None
+    answer = ask_dev_identity(state.url)
+    if answer is None:
+        return None
+    same = (
+        answer.get("project") == str(project.resolve())
+        and answer.get("pid") == state.pid
+        and isinstance(answer.get("nonce"), str)
+        and hmac.compare_digest(answer["nonce"], state.nonce)
+    )
+    return state if same else None
+
+
+def ask_dev_identity(url: str) -> dict[str, Any] | None:
+    """What the `appsdk dev` at `url` says it serves ({project, pid, nonce}); None when `url` is not a
+    loopback http URL or nothing there answers as a dev. Plain http.client: no proxy from the
+    environment, no redirect, a bounded read."""
+    import http.client  # here: most commands never ask a dev
+
+    if not is_loopback_url(url):
+        return None
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", parts.port or 80
+    except ValueError:
+        return None
+    connection = http.client.HTTPConnection(host, port, timeout=DEV_IDENTITY_TIMEOUT)
+    try:
+        connection.request("GET", DEV_IDENTITY_PATH, headers={"Host": parts.netloc, "Accept": "application/json"})
+        response = connection.getresponse()
+        body = response.read(_DEV_IDENTITY_LIMIT + 1)
+        if response.status != 200 or len(body) > _DEV_IDENTITY_LIMIT:
+            return None
+        answer = json.loads(body)
+    except (OSError, ValueError, http.client.HTTPException):
+        return None
+    finally:
+        connection.close()
+    return answer if isinstance(answer, dict) else None
+
+
+def port_holder(host: str, port: int) -> str | None:
+    """Who listens on `port`, in words for a "port in use" line: another `appsdk dev` by the project it
+    answers for (asked, as read_dev_state asks), else a process of this user by pid and name; None when
+    it cannot be known (another user's process, no /proc)."""
+    ask = host if is_loopback_host(host) else "127.0.0.1"
+    answer = ask_dev_identity(f"http://{'[' + ask + ']' if ':' in ask else ask}:{port}/")
+    # Both names come from the other process: printed only when they hold nothing a terminal would obey.
+    project, pid = (answer.get("project"), answer.get("pid")) if answer is not None else (None, None)
+    if isinstance(project, str) and project.isprintable() and isinstance(pid, int):
+        return f"the appsdk dev of {project} (pid {pid})"
+    found = listening_process(port)
+    if found is None:
+        return None
+    return f"pid {found[0]} ({found[1]})" if found[1].isprintable() else f"pid {found[0]}"
+
+
+def _state_file(project: Path) -> DevState | None:
+    """What .appsdk/dev.json says, unchecked: only its own writer (remove_dev_state) and read_dev_state use it."""
+    try:
+        raw = json.loads(dev_state_path(project).read_text(encoding="utf-8"))
         state = DevState(**raw)
     except (OSError, ValueError, TypeError):
         return None
-    if not is_appsdk_dev(state.pid):
-        return None
-    return state
-
-
-def is_appsdk_dev(pid: int) -> bool:
-    """Whether `pid` is a running `appsdk dev` (a recycled pid now running something else is not)."""
-    if not _process_alive(pid):
-        return False
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True  # no /proc (not Linux): alive is the best we can tell
-    words = [Path(word.decode("utf-8", "replace")).name for word in argv if word]
-    named = any("appsdk" in word for word in words)
-    return named and "dev" in words
+    # Anyone may have written it: fields of the wrong type make it no state at all, not a crash later.
+    typed = isinstance(state.url, str) and isinstance(state.nonce, str) and isinstance(state.extra, dict)
+    pid_ok = isinstance(state.pid, int) and not isinstance(state.pid, bool) and state.pid > 0
+    return state if typed and pid_ok else None
 
 
 DEV_LOCK_FILE = "dev.lock"
@@ -199,7 +263,7 @@ def lock_dev_project(project: Path) -> int:
 def remove_dev_state(project: Path, pid: int | None = None) -> None:
     """Remove the state file; with pid, only if that process wrote it."""
     path = dev_state_path(project)
-    current = read_dev_state(project)
+    current = _state_file(project)  # our own file: whether we wrote it, not whether to trust it
     if pid is not None and current is not None and current.pid != pid:
         return
     path.unlink(missing_ok=True)
@@ -225,7 +289,6 @@ def find_dev_state(start: Path) -> DevState | None:
 
 def check_server_url(url: str, where: str = "--url") -> str:
     """An http(s) URL with a host, or a UsageError (exit 2) naming where it came from."""
-    from urllib.parse import urlsplit
 
     try:
         parts = urlsplit(url)

@@ -218,27 +218,26 @@ def _dev_status(space: Workspace, arguments: dict[str, Any], progress: Progress)
     project = find_project(app)
     if project != space.root and space.root not in project.parents:
         project = app  # no pyproject.toml up to the root: the folder itself, never a parent outside it
-    state = read_dev_state(project)  # None unless an `appsdk dev` process of this project is alive
-    status = read_status(project) or {}
+    # Both files are the project's, which anyone who wrote to it could have planted: each counts only
+    # while the dev it names answers for this project (project.read_dev_state) and wrote that status.
+    state = read_dev_state(project)
+    status = (read_status(project, state) if state is not None else None) or {}
     running = state is not None
     answer: dict[str, Any] = {
         "project": str(project.relative_to(space.root)) or ".",
         "running": running,
         "url": state.url if state else None,
         "pid": state.pid if state else None,
-        "workbench": status.get("workbench") if running else None,
+        "workbench": status.get("workbench"),
         "publicUrl": (state.public_url if state else None),
-        "appOk": status.get("appOk") if running else None,
-        "tools": status.get("tools", []) if running else [],
+        "appOk": status.get("appOk"),
+        "tools": status.get("tools", []),
         "lastReload": status.get("lastReload"),
         "lastImportError": status.get("lastImportError"),
         "lastToolCrash": status.get("lastToolCrash"),
     }
     if not running:
-        stale = " (the last one stopped or was killed)" if status else ""
-        answer["hint"] = (
-            f"appsdk dev is not running{stale}; start it in a terminal of its own: `appsdk dev` in {project}"
-        )
+        answer["hint"] = f"appsdk dev is not running; start it in a terminal of its own: `appsdk dev` in {project}"
     elif answer["appOk"] is False and answer["lastImportError"]:
         error = answer["lastImportError"]
         answer["hint"] = f"the app does not import: {error.get('summary')}; fix it and save, dev reloads by itself"

@@ -3,7 +3,8 @@
 - fallback_app: what answers while the app is broken (a JSON-RPC error for a POST, 503 otherwise);
 - StreamCloser: ends the open event streams when a worker retires (other connections stay open
   across requests and reloads: handoff.py moves them to the next worker);
-- AuthForwarder: hands the development authorization server's paths to the supervisor.
+- AuthForwarder: hands the development authorization server's paths to the supervisor;
+- DevIdentity: tells a loopback caller which project this dev serves, so a state file can be checked.
 
 They import mcp and starlette at the top, as worker.py does: the supervisor imports worker.py, and
 with it this module, once before its first fork, so no worker pays for them.
@@ -19,6 +20,9 @@ from typing import Any, Protocol
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+from appsdk_cli.netloc import allowed_host_header, is_loopback_address
+from appsdk_cli.project import DEV_IDENTITY_PATH
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -202,3 +206,33 @@ class AuthForwarder:
         for future in self._waiting.values():
             if not future.done():
                 future.set_result({"status": 503, "headers": [], "body": ""})
+
+
+class DevIdentity:
+    """Answers project.DEV_IDENTITY_PATH with this dev's project, supervisor pid and per-run nonce.
+
+    It is how other commands prove that .appsdk/dev.json names the dev that serves this project
+    (project.read_dev_state). Only a request addressed to a loopback Host from a loopback peer gets it:
+    through a tunnel, or from a page on a rebinding name, the path is the app's like any other.
+    """
+
+    def __init__(self, project: str, pid: int, nonce: str) -> None:
+        self._path = DEV_IDENTITY_PATH
+        self._body = json.dumps({"project": project, "pid": pid, "nonce": nonce}).encode()
+
+    def wrap(self, app: ASGIApp) -> ASGIApp:
+        async def routed(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http" or scope["path"] != self._path or scope.get("method") != "GET":
+                await app(scope, receive, send)
+                return
+            host = b"".join(value for name, value in scope.get("headers", []) if name.lower() == b"host")
+            peer = (scope.get("client") or ("", 0))[0]
+            forwarded = any(name.lower().startswith(b"x-forwarded") for name, _ in scope.get("headers", []))
+            if forwarded or not is_loopback_address(peer) or not allowed_host_header(host.decode("latin-1")):
+                await app(scope, receive, send)
+                return
+            headers = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": self._body})
+
+        return routed

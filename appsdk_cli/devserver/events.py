@@ -73,6 +73,8 @@ class Reloaded:
     app_ok: bool
     tools: ToolChanges | None = None  # set only when the tool list changed since the last good import
     contract: ContractReport | None = None  # set only when there is something new to say about the contract
+    # Every tool the new code serves, when it imported and described itself; () when it does not import.
+    tool_names: tuple[str, ...] | None = None
     # Where the time went, when the reload took longer than the supervisor's SLOW_RELOAD_SECONDS: the
     # biggest parts, largest first, as (what, seconds): ("importing the app's 300 modules", 0.81).
     slow: tuple[tuple[str, float], ...] = ()

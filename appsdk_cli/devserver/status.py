@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from appsdk_cli.devserver import events
-from appsdk_cli.project import STATE_DIR
+from appsdk_cli.project import STATE_DIR, DevState
 
 STATUS_FILE = "status.json"
 # `File "/…/server.py", line 12, in <module>`: the frames of a Python traceback.
@@ -78,10 +78,16 @@ class StatusRecorder:
                 "seconds": round(event.seconds, 3),
                 "appOk": event.app_ok,
             }
+            if event.tool_names is not None:
+                status["tools"] = list(event.tool_names)
             if event.app_ok:
                 status["lastImportError"] = None
+        elif isinstance(event, events.NewCodeServing):
+            status["lastToolCrash"] = None  # a crash of the code this save replaced is not the new code's
         elif isinstance(event, events.AppBroken):
             status["appOk"] = False
+            status["tools"] = []
+            status["lastToolCrash"] = None
             status["lastImportError"] = {"at": time.time(), "summary": event.summary, "hint": event.hint} | _place(
                 event.summary, event.traceback, self.project
             )
@@ -125,10 +131,16 @@ def _place(summary: str, traceback: str, project: Path) -> dict[str, Any]:
     return {"file": None, "line": None}
 
 
-def read_status(project: Path) -> dict[str, Any] | None:
-    """The last status a dev of this project wrote, or None (never ran, or unreadable)."""
+def read_status(project: Path, dev: DevState) -> dict[str, Any] | None:
+    """What the running dev `dev` wrote to the status file; None when that file is someone else's.
+
+    `dev` must come from project.read_dev_state, the one rule for trusting dev's state files: the
+    project folder is anyone's to write, so a status.json counts only as the word of the dev proved to
+    serve this project, and only when that dev's pid is the one in it."""
     try:
         value = json.loads(status_path(project).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict) or value.get("pid") != dev.pid or value.get("url") != dev.url:
+        return None
+    return value

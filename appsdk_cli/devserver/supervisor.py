@@ -28,6 +28,7 @@ import contextlib
 import errno
 import json
 import os
+import secrets
 import selectors
 import shlex
 import signal
@@ -74,6 +75,7 @@ from appsdk_cli.project import (
     DevState,
     app_target,
     lock_dev_project,
+    port_holder,
     remove_dev_state,
     write_dev_state,
 )
@@ -210,6 +212,8 @@ class Supervisor:
         self._dev_state_written = False
         self._project_lock: int | None = None  # held while we serve: one `appsdk dev` per project
         self._state_extra: dict[str, str] = {}  # more for .appsdk/dev.json: record_extra
+        # This run's word in .appsdk/dev.json, repeated by every worker (asgi.DevIdentity) to whoever checks it.
+        self._nonce = secrets.token_hex(16)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -246,8 +250,11 @@ class Supervisor:
         except OSError as problem:
             sock.close()
             if problem.errno == errno.EADDRINUSE:
+                holder = port_holder(host, port)
+                by = f" by {holder}" if holder else ""
                 raise AppsdkError(
-                    f"port {port} is already in use on {host}; stop the other server or pick another with --port"
+                    f"port {port} is already in use on {host}{by}; stop it, or let appsdk dev pick a free port"
+                    " with --port 0"
                 ) from None
             if problem.errno in (errno.EACCES, errno.EPERM):
                 raise AppsdkError(f"not allowed to listen on port {port}; pick a port above 1023 with --port") from None
@@ -410,6 +417,7 @@ class Supervisor:
             pid=os.getpid(),
             transport=self.config.transport.value,
             public_url=public_url,
+            nonce=self._nonce,
             extra={**self._state_extra, **({"auth_issuer": self._auth.issuer} if self._auth else {})},
         )
         write_dev_state(self.project, state)
@@ -727,6 +735,7 @@ class Supervisor:
                     tools=tool_changes,
                     contract=contract_report,
                     slow=_slow_parts(worker) if seconds >= SLOW_RELOAD_SECONDS else (),
+                    tool_names=(tuple(worker.tools) if worker.tools is not None else None) if worker.ok else (),
                 )
             )
         if worker is self._live:
@@ -870,6 +879,7 @@ class Supervisor:
             auth_server=self._auth is not None,
             environment=self._app_environment(),
             handoff=self._handoff,
+            dev_nonce=self._nonce,
         )
 
     def _send(self, worker: _Worker, message: dict[str, Any]) -> None:

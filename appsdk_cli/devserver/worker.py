@@ -51,7 +51,7 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
-from appsdk_cli.devserver.asgi import ASGIApp, AuthForwarder, StreamCloser, fallback_app
+from appsdk_cli.devserver.asgi import ASGIApp, AuthForwarder, DevIdentity, StreamCloser, fallback_app
 from appsdk_cli.devserver.events import Transport
 from appsdk_cli.devserver.handoff import ConnectionHandoff, HandoffPair
 from appsdk_cli.snapshot.loader import (
@@ -92,6 +92,8 @@ class WorkerSpec:
     environment: tuple[tuple[str, str], ...] = ()
     # Where a retiring worker sends its open connections and the next one takes them (handoff.py).
     handoff: HandoffPair | None = None
+    # The supervisor's per-run nonce (.appsdk/dev.json), told to loopback callers who ask (asgi.DevIdentity).
+    dev_nonce: str = ""
 
 
 @dataclass
@@ -381,6 +383,7 @@ def _main(spec: WorkerSpec, sock: socket.socket, channel: Channel, describe_fd: 
     forwarder = AuthForwarder(channel) if spec.auth_server else None
     if forwarder is not None:
         app = forwarder.wrap(app, security)
+    app = DevIdentity(str(spec.project), spec.parent_pid, spec.dev_nonce).wrap(app)
 
     def apply(message: dict[str, Any]) -> None:
         _apply_message(message, security)

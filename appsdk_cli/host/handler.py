@@ -125,7 +125,11 @@ class HttpServer(ThreadingHTTPServer):
     rebinding), the sandbox's only its own three names (origins.py)."""
 
     daemon_threads = True
-    allow_reuse_address = False  # a busy --port must fail, not share
+    # SO_REUSEADDR: a port whose last server closed connections (an open tab's stream) sits in TIME_WAIT
+    # for a minute, and without it `appsdk dev`'s fixed workbench port moved on every restart. On Linux
+    # and macOS it still refuses a port another socket listens on. Never SO_REUSEPORT, which would share it.
+    allow_reuse_address = True
+    allow_reuse_port = False
 
     def __init__(
         self,

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 KEEPALIVE_SECONDS = 15.0
+RETRY_MS = 1000  # how soon a page whose stream broke reconnects (the SSE `retry:` field)
 QUEUE_LIMIT = 1000  # events waiting for one page
 QUEUE_BYTES = 16 * 1024 * 1024  # ... and their bytes: a stalled page holds no more than this
 _CLOSED = b""
@@ -39,11 +40,14 @@ class _Backlog:
                 self._bytes -= len(self._frames.popleft())
             self._ready.notify()
 
-    def close(self) -> None:
+    def close(self, farewell: bytes | None = None) -> None:
+        """End the stream; a `farewell` frame is the last thing the page reads (what it had not read is dropped)."""
         with self._ready:
             self._closed = True
             self._frames.clear()
             self._bytes = 0
+            if farewell is not None:
+                self._frames.append(farewell)
             self._ready.notify()
 
     def take(self, timeout: float) -> bytes | None:
@@ -51,7 +55,7 @@ class _Backlog:
         with self._ready:
             if not self._frames and not self._closed:
                 self._ready.wait(timeout)
-            if self._closed:
+            if self._closed and not self._frames:
                 return _CLOSED
             if not self._frames:
                 return None
@@ -105,7 +109,9 @@ class EventHub:
                 return
             self._backlogs.append(mine)
         try:
-            yield _frame(0, "hello", json.dumps(hello(), ensure_ascii=False).encode())
+            # A page that loses the stream (the workbench restarting) asks again after RETRY_MS, not the
+            # browser's default of seconds.
+            yield _frame(0, "hello", json.dumps(hello(), ensure_ascii=False).encode()) + b"retry: %d\n\n" % RETRY_MS
             while True:
                 frame = mine.take(KEEPALIVE_SECONDS)
                 if frame is None:
@@ -119,12 +125,16 @@ class EventHub:
                 if mine in self._backlogs:
                     self._backlogs.remove(mine)
 
-    def close(self) -> None:
+    def close(self, farewell: tuple[str, Any] | None = None) -> None:
+        """End every page's stream; with `farewell` (event, data), each page reads that event last, so it
+        can tell the server stopped from a connection that broke."""
         with self._lock:
             self._closed = True
             targets = list(self._backlogs)
+            self._next_id += 1
+            last = _frame(self._next_id, farewell[0], json.dumps(farewell[1]).encode()) if farewell else None
         for target in targets:
-            target.close()
+            target.close(last)
 
 
 def _frame(event_id: int, event: str, body: bytes) -> bytes:

@@ -167,7 +167,8 @@ class Workbench:
         return self
 
     def close(self) -> None:
-        self.events.close()
+        # Each open page reads this last: it says the workbench stopped, and reconnects when it is back.
+        self.events.close(("stopped", {"dev": self.dev}))
         runs = self.host.runs()
         with self._lock:
             threads = list(self._threads)

@@ -28,6 +28,9 @@ const exposed = {
   ready: false,
   reloads: 0,
   appOk: true,
+  /** @type {"live" | "retrying" | "down"} whether the page follows the server (the connection banner) */
+  connection: "retrying",
+  stopped: false,
   /** @type {number | undefined} */
   lastReloadAt: undefined,
   runs: () => [...bench.runs.values()].map((r) => r.data),
@@ -78,7 +81,29 @@ function paintDot() {
 function setConnection(state) {
   health.connection = state;
   paintDot();
+  paintConnectionBanner();
 }
+
+/** Why the page is not following the server, in words: a red dot alone is easy to miss. */
+function paintConnectionBanner() {
+  const banner = $("connection-banner");
+  exposed.connection = health.connection;
+  exposed.stopped = stoppedByServer;
+  if (health.connection === "live") {
+    banner.hidden = true;
+    return;
+  }
+  const who = bench.info && bench.info.dev ? "appsdk dev" : "The workbench";
+  $("connection-text").textContent = stoppedByServer
+    ? `${who} has stopped. Start it again and this page reconnects by itself.`
+    : `Lost the connection to ${bench.info && bench.info.dev ? "appsdk dev" : "the workbench"}; reconnecting…`;
+  banner.hidden = false;
+}
+
+// The server said it was stopping (its last event): the banner says so until a server answers again.
+let stoppedByServer = false;
+// How soon a page whose stream the browser gave up on asks again, in ms.
+const RECONNECT_MS = 1000;
 
 /**
  * The app's state under appsdk dev: a page opened while it is broken says so like one open when it broke.
@@ -99,6 +124,13 @@ function connectEvents() {
   /** @param {string} type @param {(data: any) => void} handle */
   const on = (type, handle) => source.addEventListener(type, (event) => handle(JSON.parse(/** @type {MessageEvent} */ (event).data)));
   on("hello", (hello) => {
+    if (bench.info && bench.info.sandboxOrigin !== hello.info.sandboxOrigin) {
+      // Another workbench on this port (dev started again): its runs, origins and tools are new, so the
+      // page starts over as a fresh load of the same URL would.
+      location.reload();
+      return;
+    }
+    stoppedByServer = false;
     setInfo(hello.info);
     for (const run of hello.runs) upsertRun(bench, run);
     for (const record of hello.traffic || []) serverTraffic(record);
@@ -122,7 +154,18 @@ function connectEvents() {
     showRunSignIn(bench, note);
   });
   on("traffic", serverTraffic);
-  source.addEventListener("error", () => setConnection(source.readyState === EventSource.CLOSED ? "down" : "retrying"));
+  on("stopped", () => {
+    stoppedByServer = true;
+    setConnection("down");
+  });
+  source.addEventListener("error", () => {
+    if (source.readyState === EventSource.CLOSED) {
+      // The browser gave up (an answer that was no stream): keep asking, the server may come back.
+      source.close();
+      setTimeout(connectEvents, RECONNECT_MS);
+    }
+    setConnection(stoppedByServer ? "down" : "retrying");
+  });
 }
 
 async function main() {
