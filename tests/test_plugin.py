@@ -634,3 +634,23 @@ def test_the_walk_stops_at_its_entry_limit_in_one_line(tmp_path: Path):
     said = f"the plugin folder holds more than {MAX_ENTRIES} files and folders; appsdk stopped counting there"
     assert limits == [said]
     assert report.failed
+
+
+def test_pack_leaves_out_the_tests_and_their_pictures(tmp_path: Path):
+    """A new app's package (#36): its tests/ and the widget pictures they keep (tests/__snapshots__/, most
+    of the archive's bytes) are no part of what a host runs; a module of the app named test_*.py stays."""
+    made = appsdk("new", "demo", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    project = tmp_path / "demo"
+    (project / "tests" / "__snapshots__").mkdir()
+    (project / "tests" / "__snapshots__" / "book-list-chatgpt-light.png").write_bytes(os.urandom(40_000))
+    (project / "widgets" / "__snapshots__").mkdir()
+    (project / "widgets" / "__snapshots__" / "stray.png").write_bytes(b"png")
+    (project / ".coverage").write_text("coverage data")
+    (project / "test_helpers.py").write_text("# a module of the app, whatever its name\n")
+    packed = appsdk("plugin", "pack", str(project), "--json")
+    assert packed.returncode == 0, packed.stdout + packed.stderr
+    with zipfile.ZipFile(json.loads(packed.stdout)["archive"]) as archive:
+        names = archive.namelist()
+    assert not [n for n in names if n.startswith("tests/") or "__snapshots__" in n or n == ".coverage"], names
+    assert {"server.py", "widgets/book-list.html", "skills/book-club-picks/SKILL.md", "test_helpers.py"} <= set(names)
