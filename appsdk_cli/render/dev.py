@@ -148,8 +148,9 @@ def _contract_report(report: ContractReport, console: Console) -> None:
     elif report.changes:
         say(
             console,
-            f"[yellow]the release contract changed since the last reload[/] (no {DEFAULT_FILE} to compare with: "
-            "`appsdk snapshot` records the reviewed one); what this would do to a published app:",
+            f"[yellow]the release contract changed since the last reload[/] (there is no {DEFAULT_FILE} yet: run "
+            "`appsdk snapshot` to record the version you publish, and reloads compare with it); what this would do "
+            "to a published app:",
         )
         change_lines(report.changes, console)
     if report.resolved and not report.standing:
