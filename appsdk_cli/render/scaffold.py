@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from appsdk_cli.scaffold import ScaffoldResult
 
 
@@ -45,9 +44,11 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool, serving_next: bool
         counts = [f"{len(items)} {label}" for items, label in groups if items]
         console.print(f"[green]Updated[/] [bold]{escape(str(result.path))}[/]: {', '.join(counts)}", soft_wrap=True)
         for replaced in result.replaced:
+            console.print(f"  [yellow]replaced[/] {escape(str(replaced.path))}", soft_wrap=True)
+        if result.replaced:
+            folder = result.replaced[0].backup.parts[: -len(result.replaced[0].path.parts)]
             console.print(
-                f"  [yellow]replaced[/] {escape(str(replaced.path))}  "
-                f"[dim](yours is kept as {escape(str(replaced.backup))})[/]",
+                f"  [bold]yours are in {escape(str(Path(*folder)))}/[/] [dim](each at its own path there)[/]",
                 soft_wrap=True,
             )
         for added in result.added:
@@ -97,6 +98,17 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool, serving_next: bool
     print_commands(console, first)
     console.print(f"Then, in a second terminal, {again}, and:")
     print_commands(console, second)
+
+
+def existing_project_line(project: Path) -> str:
+    """`appsdk new` on a folder that already is an appsdk project (the quick start run again): the one
+    command that serves it, as typed in this terminal."""
+    import shlex
+
+    from appsdk_cli.invocation import this_terminal
+
+    folder = shlex.quote(str(project))
+    return f"{folder} is already an appsdk project; to serve it: cd {folder} && {this_terminal().appsdk} dev"
 
 
 def _test_command(python: str) -> str:
