@@ -353,7 +353,8 @@ def _without_widget_tests(staging: Path, files: list[Path]) -> list[Path]:
 # The README's rows for the files `appsdk plugin init` writes (appended to the table's last row).
 _PLUGIN_ROWS = (
     "\n| `.codex-plugin/plugin.json` | the plugin manifest: name, description, logo, links (`appsdk plugin check`) |"
-    "\n| `.mcp.json` | the server's `/mcp` URL, for a plugin host such as Codex |"
+    "\n| `.codex-mcp.json` | the server's `/mcp` URL for Codex, named by the manifest's `mcpServers` (not `.mcp.json`, "
+    "which Claude Code reads as this folder's own MCP servers) |"
     "\n| `assets/logo.png` | the plugin's logo, a generated placeholder: replace it with your own |"
 )
 

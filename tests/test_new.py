@@ -315,7 +315,7 @@ kill -INT %1; wait
     assert "passed" in result.stdout
 
 
-PLUGIN_FILES = [".codex-plugin/plugin.json", ".mcp.json", "assets/logo.png"]
+PLUGIN_FILES = [".codex-plugin/plugin.json", ".codex-mcp.json", "assets/logo.png"]
 
 
 def test_json_added_and_the_readme_table_name_the_plugin_files(tmp_path: Path):
@@ -332,7 +332,7 @@ def test_json_added_and_the_readme_table_name_the_plugin_files(tmp_path: Path):
 
     bare = json.loads(appsdk("new", "bare", "--no-plugin", "--json", cwd=tmp_path).stdout)
     assert not set(PLUGIN_FILES) & set(bare["files"] + bare["added"])
-    assert ".mcp.json" not in (tmp_path / "bare" / "README.md").read_text()
+    assert ".codex-mcp.json" not in (tmp_path / "bare" / "README.md").read_text()
 
 
 def test_new_dev_serves_the_app_without_telling_the_user_to_run_dev(tmp_path: Path):

@@ -301,7 +301,14 @@ def test_the_scaffold_is_a_plugin_that_passes(tmp_path: Path):
     assert made.returncode == 0, made.stderr
     project = tmp_path / "book-club"
     files = json.loads(made.stdout)["files"]
-    assert {".codex-plugin/plugin.json", ".mcp.json", "assets/logo.png"} <= set(files)
+    assert {".codex-plugin/plugin.json", ".codex-mcp.json", "assets/logo.png"} <= set(files)
+    # Claude Code reads a folder's .mcp.json as that project's own MCP servers: the app's server for Codex
+    # lies in the file its manifest names, so an agent opened in the app's folder is not offered the app.
+    assert not (project / ".mcp.json").exists()
+    manifest = json.loads((project / ".codex-plugin" / "plugin.json").read_text())
+    assert manifest["mcpServers"] == "./.codex-mcp.json"
+    servers = json.loads((project / ".codex-mcp.json").read_text())["mcpServers"]
+    assert servers == {"book-club": {"type": "streamable_http", "url": "http://127.0.0.1:8000/mcp"}}
     checked = appsdk("plugin", "check", str(project), "--json")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     rules = {f["rule"] for f in json.loads(checked.stdout)["findings"]}
@@ -343,7 +350,7 @@ def test_init_uses_the_url_and_the_reserved_tunnel_domain(tmp_path: Path):
     assert again.returncode == 1 and "--force" in again.stderr and "Traceback" not in again.stderr
     forced = appsdk("plugin", "init", str(project), "--force", "--url", "https://demo.example.org/mcp")
     assert forced.returncode == 0, forced.stderr
-    config = json.loads((project / ".mcp.json").read_text())
+    config = json.loads((project / ".codex-mcp.json").read_text())
     assert config == {"mcpServers": {"demo": {"type": "streamable_http", "url": "https://demo.example.org/mcp"}}}
     bad = appsdk("plugin", "init", str(project), "--force", "--url", "demo")
     assert bad.returncode == 2 and "--url" in bad.stderr

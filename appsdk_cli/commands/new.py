@@ -57,7 +57,7 @@ def new(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     no_plugin: Annotated[
-        bool, typer.Option("--no-plugin", help="Skip the plugin files (.codex-plugin/, .mcp.json, assets/).")
+        bool, typer.Option("--no-plugin", help="Skip the plugin files (.codex-plugin/, .codex-mcp.json, assets/).")
     ] = False,
     then_dev: Annotated[
         bool,
