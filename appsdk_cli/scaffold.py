@@ -83,6 +83,9 @@ class ScaffoldResult:
     template: WidgetTemplate = WidgetTemplate.HTML
     # --template react: "installed", "skipped" (--no-install), or why web/'s packages are not installed
     web_install: str | None = None
+    # What the project's tests need: its pyproject's `test` extra, which its README installs
+    # (`pip install -e ".[test]"`) and the "Next:" lines name too, so the two agree.
+    test_requirements: tuple[str, ...] = ()
 
 
 def templates_root() -> Path:
@@ -193,7 +196,21 @@ def scaffold(
         unchanged=tuple(unchanged),
         added=tuple(added),
         template=template,
+        test_requirements=requirements_of_tests(target),
     )
+
+
+def requirements_of_tests(project: Path) -> tuple[str, ...]:
+    """The `test` extra of the project's pyproject.toml (none when it has none, or cannot be read)."""
+    import tomllib
+
+    try:
+        with (project / "pyproject.toml").open("rb") as file:
+            extras = tomllib.load(file).get("project", {}).get("optional-dependencies", {})
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        return ()
+    listed = extras.get("test") if isinstance(extras, dict) else None
+    return tuple(str(item) for item in listed) if isinstance(listed, list) else ()
 
 
 _DOMAIN_PATTERN = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")

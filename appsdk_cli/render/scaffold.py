@@ -92,7 +92,7 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool, serving_next: bool
         else:
             first.append((f"{shell.appsdk} dev", f"or: {shell.python} server.py"))
         second = [(f"{shell.appsdk} call list-books", "calls the tool the way ChatGPT does")]
-    second.append((_test_command(shell.python), "the app's own tests"))
+    second.append((_test_command(shell.python, result.test_requirements), "the app's own tests"))
     again = "the first two lines again" if shell.setup else "the cd again"
     console.print("Next:")
     print_commands(console, first)
@@ -111,13 +111,23 @@ def existing_project_line(project: Path) -> str:
     return f"{folder} is already an appsdk project; to serve it: cd {folder} && {this_terminal().appsdk} dev"
 
 
-def _test_command(python: str) -> str:
-    """The scaffold's tests need pytest next to mcp, in the Python appsdk runs the app in."""
-    import importlib.util
+def _test_command(python: str, requirements: tuple[str, ...]) -> str:
+    """The app's tests in the Python appsdk runs the app in, after installing there what of the project's
+    `test` extra is missing: the same requirements, as written, that its README's `pip install -e ".[test]"`
+    installs (one source, the template's pyproject.toml)."""
+    import importlib.metadata
+    import re
+    import shlex
 
-    if importlib.util.find_spec("pytest") is not None:
-        return f"{python} -m pytest"
-    return f"{python} -m pip install pytest && {python} -m pytest"
+    missing = []
+    for requirement in requirements:
+        name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
+        try:
+            importlib.metadata.version(name.group(0) if name else requirement)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(shlex.quote(requirement))
+    run = f"{python} -m pytest"
+    return f"{python} -m pip install {' '.join(missing)} && {run}" if missing else run
 
 
 def install_interrupted(removed: Path, *, whole: bool) -> None:
