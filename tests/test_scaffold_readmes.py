@@ -55,10 +55,11 @@ def appsdk_wheels(tmp_path_factory) -> Path:
     return folder
 
 
-def new_terminal(home: Path, wheels: Path) -> dict[str, str]:
+def new_terminal(home: Path, wheels: Path | None = None) -> dict[str, str]:
     # pip's own settings (its index) are the machine's, as in any terminal on it; plus this checkout's wheel.
     pip = {key: value for key, value in os.environ.items() if key.startswith("PIP_")}
-    pip["PIP_FIND_LINKS"] = f"{pip['PIP_FIND_LINKS']} {wheels}" if pip.get("PIP_FIND_LINKS") else str(wheels)
+    if wheels is not None:
+        pip["PIP_FIND_LINKS"] = f"{pip['PIP_FIND_LINKS']} {wheels}" if pip.get("PIP_FIND_LINKS") else str(wheels)
     return {"HOME": str(home), "PATH": NEW_TERMINAL_PATH, "LANG": "C.UTF-8", "TERM": "dumb", **pip}
 
 
@@ -177,3 +178,49 @@ def test_the_next_lines_install_what_the_readme_installs_for_the_tests(tmp_path:
         timeout=900,
     )
     assert ran.returncode == 0 and "passed" in ran.stdout, ran.stdout[-3000:] + ran.stderr[-3000:]
+
+
+def test_the_readme_quick_start_runs_as_written_on_a_fresh_clone_and_again(tmp_path: Path):
+    """appsdk's own README: its quick start, on a copy of the checkout's files, from a new terminal, serves
+    book-club beside the clone; the same line again (the folder now exists) says the one command that
+    serves it, which .ci/run's test of the second README command does not cover."""
+    import subprocess
+
+    from test_package import _bash_blocks
+
+    clone = tmp_path / "appsdk"
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True)
+    for name in filter(None, listed.stdout.split("\0")):
+        if (REPO / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, clone / name)
+    readme = (clone / "README.md").read_text()
+    quick = _bash_blocks(readme.split("## Quick start", 1)[1].split("\n## ", 1)[0])[0]
+    install, serve = quick.rsplit(" && ", 1)
+    assert serve == "appsdk new book-club --path .. --dev", quick
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**new_terminal(home), "COLUMNS": "200"}
+
+    # The install part as is (pip may need the network); the serving part where 127.0.0.1:8000 is free.
+    command = ["bash", "--noprofile", "--norc", "-c", install]
+    installed = subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True, timeout=900)
+    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    state = "../book-club/.appsdk/dev.json"
+    script = f"""set -m
+. .venv/bin/activate
+{serve} > ../first.log 2>&1 &
+for _ in $(seq 600); do [ -f {state} ] && grep -q 'Ctrl-C to stop' ../first.log && break; sleep 0.1; done
+(cd ../book-club && appsdk call list-books --json > ../call.json)
+kill -INT %1; wait %1
+{serve} > ../again.log 2>&1; echo "exit $?" >> ../again.log
+"""
+    ran = run_owning_port_8000(["bash", "--noprofile", "--norc", "-c", script], cwd=clone, env=env, timeout=300)
+    first = (tmp_path / "first.log").read_text()
+    assert "Created" in first and "Ctrl-C to stop" in first, ran.stderr + first
+    assert "Frankenstein" in (tmp_path / "call.json").read_text(), first
+    again = (tmp_path / "again.log").read_text().strip().splitlines()
+    assert again == [
+        "error: ../book-club is already an appsdk project; to serve it: cd ../book-club && appsdk dev",
+        "exit 1",
+    ], again
