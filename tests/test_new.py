@@ -392,10 +392,13 @@ def test_the_quick_start_run_again_says_how_to_serve_the_project_and_changes_not
     assert not (project / ".appsdk").exists() and "--force" not in again.stderr
 
     command = expected.split("to serve it: ", 1)[1]
-    script = f"""{command} > ../dev.log 2>&1 &
-for _ in $(seq 300); do [ -f ../book-club/.appsdk/dev.json ] && break; sleep 0.1; done
-kill -INT "$({sys.executable} -c 'import json; print(json.load(open("../book-club/.appsdk/dev.json"))["pid"])')"
-wait %1
+    # Job control: the command line is a job of its own, and Ctrl-C (SIGINT) reaches all of it, whatever happens.
+    script = f"""set -m
+{command} > ../dev.log 2>&1 &
+trap 'kill -INT %1 2>/dev/null || true; wait' EXIT
+for _ in $(seq 300); do
+  [ -f ../book-club/.appsdk/dev.json ] && grep -q 'Ctrl-C to stop' ../dev.log && break; sleep 0.1
+done
 """
     # On 127.0.0.1:8000, dev's default, as the printed command has it.
     served = run_owning_port_8000(

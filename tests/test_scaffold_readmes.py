@@ -210,6 +210,7 @@ def test_the_readme_quick_start_runs_as_written_on_a_fresh_clone_and_again(tmp_p
     script = f"""set -m
 . .venv/bin/activate
 {serve} > ../first.log 2>&1 &
+trap 'kill -INT %1 2>/dev/null || true; wait' EXIT
 for _ in $(seq 600); do [ -f {state} ] && grep -q 'Ctrl-C to stop' ../first.log && break; sleep 0.1; done
 (cd ../book-club && appsdk call list-books --json > ../call.json)
 kill -INT %1; wait %1
