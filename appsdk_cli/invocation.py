@@ -71,6 +71,18 @@ def fresh_shell(environ: Mapping[str, str] | None = None) -> Invocation:
     return Invocation(None, appsdk, python)
 
 
+def this_terminal(environ: Mapping[str, str] | None = None) -> Invocation:
+    """How the terminal that runs appsdk now types it again: `appsdk` when its PATH finds this one (an active
+    virtual environment included), else by its path."""
+    environ = os.environ if environ is None else environ
+    script = Path(sys.executable).parent / "appsdk"
+    found = shutil.which("appsdk", path=environ.get("PATH", ""))
+    if found and script.exists() and _same_file(Path(found), script):
+        return Invocation(None, "appsdk", "python")
+    python = shell_path(Path(sys.executable), environ)
+    return Invocation(None, shell_path(script, environ) if script.exists() else f"{python} -m appsdk_cli", python)
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve() or os.path.samefile(a, b)

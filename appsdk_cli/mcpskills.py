@@ -160,9 +160,22 @@ def verify_file(listed: dict[str, Any], data: bytes | None) -> FileVerdict:
     return FileVerdict(uri, None)
 
 
+# Where a skill's prose names a tool: a code span that starts with it (`list-books`, `when(month)`), or a
+# `tool:` reference (tool: list-books). A bare word is English: a tool named `when` or `search` is not
+# named by "Use when the user asks" or "search the picks".
+_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_TOOL_REFERENCE = re.compile(r"\btool:[ \t]*`?([^\s`,;()]+)", re.IGNORECASE)
+
+
 def named_tools(text: str, tool_names: list[str]) -> list[str]:
-    """The tools a skill's text names (as a whole word), in the order the server lists them."""
-    return [name for name in tool_names if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)]
+    """The tools a skill's text names (in a code span or a `tool:` reference), in the order the server
+    lists them."""
+    named = {match.group(1).rstrip(".:") for match in _TOOL_REFERENCE.finditer(text)}
+    for match in _CODE_SPAN.finditer(text):
+        words = match.group(2).strip().split("(", 1)[0].split()
+        if words:
+            named.add(words[0])
+    return [name for name in tool_names if name in named]
 
 
 ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "openWorldHint")

@@ -45,12 +45,27 @@ class WidgetFlavor(StrEnum):
     SKYBRIDGE = "text/html+skybridge"
 
 
+# --force moves each file of the user's that it replaces here, one folder per run, named by the time of the
+# run: one place to compare and take back from, out of what the app serves, packs, tests and commits
+# (.appsdk/ is appsdk's local state, which the project's .gitignore leaves out).
+BACKUP_FOLDER = Path(".appsdk") / "backup"
+
+
+class ExistingProject(AppsdkError):
+    """The folder `appsdk new` was to create already holds an appsdk project (its pyproject.toml has a
+    [tool.appsdk] table): most often the quick start run a second time, whose next step is `appsdk dev`."""
+
+    def __init__(self, project: Path) -> None:
+        super().__init__(f"{project} is already an appsdk project; to serve it, run `appsdk dev` in it")
+        self.project = project
+
+
 @dataclass(frozen=True)
 class Replaced:
-    """A template file that --force wrote over a different file of the user's, kept at `backup`."""
+    """A template file that --force wrote over a different file of the user's, moved to `backup`."""
 
     path: Path  # relative to the project
-    backup: Path  # relative to the project: server.py.orig (or .orig.1, … when that is taken)
+    backup: Path  # relative to the project: .appsdk/backup/<time of the run>/server.py
 
 
 @dataclass(frozen=True)
@@ -68,6 +83,9 @@ class ScaffoldResult:
     template: WidgetTemplate = WidgetTemplate.HTML
     # --template react: "installed", "skipped" (--no-install), or why web/'s packages are not installed
     web_install: str | None = None
+    # What the project's tests need: its pyproject's `test` extra, which its README installs
+    # (`pip install -e ".[test]"`) and the "Next:" lines name too, so the two agree.
+    test_requirements: tuple[str, ...] = ()
 
 
 def templates_root() -> Path:
@@ -129,8 +147,8 @@ def scaffold(
     if target.exists() and not target.is_dir():
         raise AppsdkError(f"{target} already exists and is a file; choose another name or --path")
     occupied = target.is_dir() and any(target.iterdir())
-    if occupied and not force:
-        raise AppsdkError(f"{target} already exists and is not empty; choose another name, or pass --force")
+    if occupied and not force and is_appsdk_project(target):
+        raise ExistingProject(target)
     if domain is None and occupied:
         domain = _configured_domain(target)
 
@@ -153,6 +171,8 @@ def scaffold(
             files = _without_widget_tests(staging, files)
         if domain:
             _uncomment_tunnel_table(staging / "pyproject.toml")
+        if occupied and not force:
+            raise AppsdkError(_refusal(target, _differing(staging, target, files)))
         if occupied:
             replaced, unchanged, added = _merge_into(staging, target, files)
         else:
@@ -176,7 +196,21 @@ def scaffold(
         unchanged=tuple(unchanged),
         added=tuple(added),
         template=template,
+        test_requirements=requirements_of_tests(target),
     )
+
+
+def requirements_of_tests(project: Path) -> tuple[str, ...]:
+    """The `test` extra of the project's pyproject.toml (none when it has none, or cannot be read)."""
+    import tomllib
+
+    try:
+        with (project / "pyproject.toml").open("rb") as file:
+            extras = tomllib.load(file).get("project", {}).get("optional-dependencies", {})
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        return ()
+    listed = extras.get("test") if isinstance(extras, dict) else None
+    return tuple(str(item) for item in listed) if isinstance(listed, list) else ()
 
 
 _DOMAIN_PATTERN = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
@@ -336,7 +370,8 @@ def _without_widget_tests(staging: Path, files: list[Path]) -> list[Path]:
 # The README's rows for the files `appsdk plugin init` writes (appended to the table's last row).
 _PLUGIN_ROWS = (
     "\n| `.codex-plugin/plugin.json` | the plugin manifest: name, description, logo, links (`appsdk plugin check`) |"
-    "\n| `.mcp.json` | the server's `/mcp` URL, for a plugin host such as Codex |"
+    "\n| `.codex-mcp.json` | the server's `/mcp` URL for Codex, named by the manifest's `mcpServers` (not `.mcp.json`, "
+    "which Claude Code reads as this folder's own MCP servers) |"
     "\n| `assets/logo.png` | the plugin's logo, a generated placeholder: replace it with your own |"
 )
 
@@ -380,9 +415,46 @@ def _undot(part: str) -> str:
     return "." + part[len(_DOT_PREFIX) :] if part.startswith(_DOT_PREFIX) else part
 
 
+def is_appsdk_project(folder: Path) -> bool:
+    """Does the folder's pyproject.toml have a [tool.appsdk] table (as every project `appsdk new` makes)?"""
+    import tomllib
+
+    try:
+        with (folder / "pyproject.toml").open("rb") as file:
+            tool = tomllib.load(file).get("tool")
+    except (OSError, tomllib.TOMLDecodeError, RecursionError):
+        return False
+    return isinstance(tool, dict) and isinstance(tool.get("appsdk"), dict)
+
+
+def _differing(staging: Path, target: Path, files: list[Path]) -> list[Path]:
+    """The template files that --force would replace: those the folder has, with other content."""
+    return [
+        relative
+        for relative in files
+        if os.path.lexists(target / relative)
+        and (
+            (target / relative).is_symlink()
+            or not (target / relative).is_file()
+            or not filecmp.cmp(target / relative, staging / relative, shallow=False)
+        )
+    ]
+
+
+def _refusal(target: Path, differing: list[Path]) -> str:
+    """Why a non-empty folder is not written into, and what --force would do there, before it does it."""
+    if not differing:
+        would = "--force adds the template's files and replaces none of yours"
+    else:
+        names = [str(path) for path in differing]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        would = f"--force replaces {shown}, moving yours to {target / BACKUP_FOLDER}/, and keeps every other file"
+    return f"{target} already exists and is not empty; choose another name or --path ({would})"
+
+
 def _merge_into(staging: Path, target: Path, files: list[Path]) -> tuple[list[Replaced], list[Path], list[Path]]:
-    """--force into a non-empty folder: write the template's files, keep every other file, and keep
-    the user's version of each file the template replaces beside it (server.py.orig).
+    """--force into a non-empty folder: write the template's files, keep every other file, and move the
+    user's version of each file the template replaces into one backup folder for the run (BACKUP_FOLDER).
 
     Every destination is checked before the first write, so a clash (a folder where a file must go, a
     link that leads out of the project) fails without changing anything. Nothing is written through a
@@ -404,6 +476,14 @@ def _merge_into(staging: Path, target: Path, files: list[Path]) -> tuple[list[Re
             raise AppsdkError(f"{destination} is a folder in the way of the template; move it and try again")
         if os.path.lexists(destination) and not destination.is_symlink() and not os.access(destination, os.W_OK):
             raise AppsdkError(f"{destination} is not writable; nothing was changed")
+    for folder in (target / BACKUP_FOLDER.parent, target / BACKUP_FOLDER):
+        if folder.is_symlink() and not folder.resolve().is_relative_to(root):
+            raise AppsdkError(
+                f"{folder} is a link out of the project, where --force keeps your files; nothing was changed"
+            )
+        if os.path.lexists(folder) and not folder.is_dir():
+            raise AppsdkError(f"{folder} is a file where --force keeps your files; move it and try again")
+    backups = _backup_folder(target)
     replaced: list[Replaced] = []
     unchanged: list[Path] = []
     added: list[Path] = []
@@ -418,19 +498,23 @@ def _merge_into(staging: Path, target: Path, files: list[Path]) -> tuple[list[Re
             unchanged.append(relative)
         else:
             # A link is moved aside as a link, never read or written through.
-            backup = _free_backup_name(destination)
+            backup = backups / relative
+            backup.parent.mkdir(parents=True, exist_ok=True)
             os.replace(destination, backup)
             os.replace(new, destination)
             replaced.append(Replaced(relative, backup.relative_to(target)))
     return replaced, unchanged, added
 
 
-def _free_backup_name(path: Path) -> Path:
-    candidate = path.with_name(path.name + ".orig")
-    number = 0
+def _backup_folder(target: Path) -> Path:
+    """This run's backup folder (not made yet): named by the time, and never one an earlier run used."""
+    import time
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    candidate, number = target / BACKUP_FOLDER / stamp, 0
     while os.path.lexists(candidate):
         number += 1
-        candidate = path.with_name(f"{path.name}.orig.{number}")
+        candidate = target / BACKUP_FOLDER / f"{stamp}-{number}"
     return candidate
 
 

@@ -174,6 +174,11 @@ def preflight(settings: TunnelSettings) -> tuple[str, str | None, Path]:
     return ngrok_path, token, user_config
 
 
+def authtoken_configured() -> bool:
+    """Would `appsdk tunnel` find an authtoken without --authtoken: $NGROK_AUTHTOKEN, or ngrok's config file."""
+    return bool(os.environ.get("NGROK_AUTHTOKEN")) or _config_has_authtoken(default_ngrok_config_path())
+
+
 def _config_has_authtoken(path: Path) -> bool:
     try:
         text = path.read_text(encoding="utf-8")

@@ -67,3 +67,26 @@ def test_check_and_dev_say_the_same_line(tmp_path: Path, files: dict[str, str], 
     # `dev` shows the user's traceback and a hint above its last line when the app itself raised.
     assert dev.stderr.strip().splitlines()[-1] == check_lines[0]
     assert not (tmp_path / ".appsdk" / "dev.json").exists()
+
+
+def test_the_scaffolds_main_called_at_import_gets_the_serves_on_import_line(tmp_path: Path):
+    """`main()` at module level (the scaffold's own entry point, unguarded) parsed appsdk's arguments
+    (argparse's usage line, SystemExit: 2); it now reaches mcp.run(), and both commands name the call."""
+    from appsdk_cli.scaffold import scaffold
+
+    project = scaffold("book-club", tmp_path).path
+    server = project / "server.py"
+    server.write_text(server.read_text(encoding="utf-8") + "\nmain()\n", encoding="utf-8")
+    line_number = len(server.read_text(encoding="utf-8").splitlines())
+
+    check = appsdk("check", str(project), env=NO_ENV_URL)
+    dev = appsdk("dev", str(project), "--no-reload", "--port", str(free_port()), timeout=60)
+
+    expected = (
+        f"error: the app failed to import: server.py:{line_number}: main() starts the server on import; "
+        "put that call under `if __name__ == '__main__':`"
+    )
+    assert check.returncode == 1 and dev.returncode == 1, (check.stderr, dev.stderr)
+    assert check.stderr.strip().splitlines() == [expected], check.stderr
+    assert dev.stderr.strip().splitlines()[-1] == expected, dev.stderr
+    assert "usage:" not in dev.stderr + check.stderr and "SystemExit" not in dev.stderr + check.stderr

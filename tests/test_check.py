@@ -439,3 +439,26 @@ def test_check_names_the_slow_call_it_waited_on():
         assert "calling long-report (read-only, no arguments; --no-calls skips it)" in shown, shown
     finally:
         stop(server.process)
+
+
+def test_a_tool_named_like_an_english_word_is_named_by_a_skill_only_in_code(tmp_path: Path):
+    """APPS006 (#36): a tool `when` without hints is not named by the scaffold's SKILL.md prose ("Use when
+    the user asks"); a code span (`when`) or a `tool:` reference names it."""
+    from appsdk_cli.scaffold import scaffold
+
+    project = scaffold("book-club", tmp_path).path
+    server = project / "server.py"
+    tool = '\n\n@mcp.tool(name="when")\ndef when_next() -> str:\n    return "June"\n\n\ndef main() -> None:'
+    server.write_text(server.read_text().replace("\n\ndef main() -> None:", tool, 1))
+
+    def apps006() -> tuple[int, list[str]]:
+        result = appsdk("check", str(project), "--json", env={"APPSDK_URL": ""})
+        findings = json.loads(result.stdout)["findings"]
+        return result.returncode, [f["message"] for f in findings if f["rule"] == "APPS006"]
+
+    assert apps006() == (0, [])
+    skill = project / "skills" / "book-club-picks" / "SKILL.md"
+    for naming in ("Then call `when`.", "Then call tool: when."):
+        skill.write_text(skill.read_text().split("\nThen call", 1)[0] + f"\n{naming}\n")
+        code, messages = apps006()
+        assert code == 1 and len(messages) == 1 and "names tool when" in messages[0], (naming, messages)

@@ -587,3 +587,32 @@ def test_parse_allowed_host():
 def test_help_keeps_dev_light():
     result = appsdk("dev", "--help")
     assert result.returncode == 0 and "--allow-host" in result.stdout and "--no-reload" in result.stdout
+
+
+def test_the_tunnel_is_offered_as_a_next_step_only_with_an_ngrok_token(tmp_path: Path, monkeypatch):
+    """#36: without an ngrok authtoken `appsdk tunnel` is one error line, so dev's second-terminal lines do
+    not offer it as ready; they say how to set a token. With one ($NGROK_AUTHTOKEN or ngrok's config file
+    in the home folder), the line is there."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("NGROK_AUTHTOKEN", raising=False)
+    tunnel_line = re.compile(r"^  (\S+/)?appsdk tunnel( +# an HTTPS URL for ChatGPT)?$", re.MULTILINE)
+
+    without = start_dev(scaffold("without", tmp_path).path)
+    try:
+        said = without.out()
+    finally:
+        stop(without.process)
+    assert not tunnel_line.search(said), said
+    assert "`appsdk tunnel` gives an HTTPS URL once ngrok has a token" in said and "NGROK_AUTHTOKEN" in said, said
+
+    config = home / ".config" / "ngrok" / "ngrok.yml"
+    config.parent.mkdir(parents=True)
+    config.write_text('version: "2"\nauthtoken: not-a-real-token\n')
+    with_token = start_dev(scaffold("token", tmp_path).path)
+    try:
+        said = with_token.out()
+    finally:
+        stop(with_token.process)
+    assert tunnel_line.search(said) and "once ngrok has a token" not in said, said

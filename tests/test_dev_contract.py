@@ -82,8 +82,13 @@ def test_an_unpublished_change_then_its_revert_is_reported_against_the_snapshot(
 def test_without_a_snapshot_each_reload_is_compared_with_the_last_one(dev: DevServer):
     seen = save(dev, dev.project / "server.py", 'name="list-books"', 'name="list-picks"')
     wait_until(lambda: RENAMED in dev.out()[seen:], message="the classified reload")
-    header = "the release contract changed since the last reload (no appsdk.contract.json to compare with"
+    header = (
+        "the release contract changed since the last reload (there is no appsdk.contract.json yet: run "
+        "`appsdk snapshot` to record the version you publish"
+    )
     report = dev.out()[seen:]
+    # Without the file there is no reviewed snapshot to speak of: what each change does is said of the published app.
+    assert "reviewed snapshot" not in report and "the published app calls `list-books` for months" in report, report
     # In this order, as one block: the reload, what it did to the contract, then each change.
     assert report.index("reloaded") < report.index(header) < report.index(RENAMED), report
 

@@ -145,26 +145,40 @@ def test_force_lists_what_it_replaced_and_keeps_the_users_version(tmp_path: Path
     (project / "server.py").write_text("# my edits\n")
     (project / "README.md").unlink()
 
+    # Before: what --force would replace, and where yours would go, is said without --force.
+    refused = appsdk("new", "demo", cwd=tmp_path, env={"APPSDK_URL": ""})
+    assert refused.returncode == 1 and "is already an appsdk project" in refused.stderr, refused.stderr
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n")  # no longer an appsdk project
+    refused = appsdk("new", "demo", cwd=tmp_path)
+    assert refused.returncode == 1, refused.stderr
+    assert "--force replaces pyproject.toml, server.py, moving yours to demo/.appsdk/backup/" in refused.stderr
+    assert (project / "server.py").read_text() == "# my edits\n"
+
     forced = appsdk("new", "demo", "--force", cwd=tmp_path)
     assert forced.returncode == 0, forced.stderr
     # the 4 of before, AGENTS.md, skills_mcp.py and the skill's 2 files, the widget tests and their state
-    assert "1 replaced, 1 added, 10 unchanged" in forced.stdout
-    assert "replaced server.py" in forced.stdout and "server.py.orig" in forced.stdout
+    assert "2 replaced, 1 added, 9 unchanged" in forced.stdout
+    assert "replaced pyproject.toml" in forced.stdout and "replaced server.py" in forced.stdout
     assert "added    README.md" in forced.stdout
-    assert (project / "server.py.orig").read_text() == "# my edits\n"
+    backups = list((project / ".appsdk" / "backup").iterdir())
+    assert len(backups) == 1 and f"yours are in .appsdk/backup/{backups[0].name}/" in forced.stdout
+    assert (backups[0] / "server.py").read_text() == "# my edits\n"
+    assert sorted(p.name for p in backups[0].iterdir()) == ["pyproject.toml", "server.py"]
     assert "MCPServer" in (project / "server.py").read_text()
-    # An unchanged file gets no backup; a second forced run keeps the first backup and picks a new name.
-    assert not (project / "pyproject.toml.orig").exists()
+    # Nothing is kept beside the project's files: an unchanged file gets no backup, a second forced run a
+    # folder of its own.
+    assert not [p for p in project.rglob("*.orig*")]
     (project / "server.py").write_text("# edited again\n")
     again = appsdk("new", "demo", "--force", "--json", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     import json
 
     report = json.loads(again.stdout)
-    assert report["replaced"] == [{"path": "server.py", "backup": "server.py.orig.1"}]
+    [replaced] = report["replaced"]
+    assert replaced["path"] == "server.py" and replaced["backup"].startswith(".appsdk/backup/"), replaced
     assert report["added"] == [] and "pyproject.toml" in report["unchanged"]
-    assert (project / "server.py.orig").read_text() == "# my edits\n"
-    assert (project / "server.py.orig.1").read_text() == "# edited again\n"
+    assert (backups[0] / "server.py").read_text() == "# my edits\n"
+    assert (project / replaced["backup"]).read_text() == "# edited again\n"
 
 
 def test_force_never_writes_through_a_link_out_of_the_project(tmp_path: Path):
@@ -193,9 +207,9 @@ def test_force_moves_a_linked_file_aside_without_writing_through_it(tmp_path: Pa
     project.mkdir()
     (project / "server.py").symlink_to(outside)
 
-    scaffold("demo", tmp_path, force=True)
+    [replaced] = scaffold("demo", tmp_path, force=True).replaced
     assert outside.read_text() == "precious\n"
-    assert (project / "server.py.orig").is_symlink()
+    assert (project / replaced.backup).is_symlink()
     assert not (project / "server.py").is_symlink() and "MCPServer" in (project / "server.py").read_text()
 
 
@@ -301,7 +315,7 @@ kill -INT %1; wait
     assert "passed" in result.stdout
 
 
-PLUGIN_FILES = [".codex-plugin/plugin.json", ".mcp.json", "assets/logo.png"]
+PLUGIN_FILES = [".codex-plugin/plugin.json", ".codex-mcp.json", "assets/logo.png"]
 
 
 def test_json_added_and_the_readme_table_name_the_plugin_files(tmp_path: Path):
@@ -318,7 +332,7 @@ def test_json_added_and_the_readme_table_name_the_plugin_files(tmp_path: Path):
 
     bare = json.loads(appsdk("new", "bare", "--no-plugin", "--json", cwd=tmp_path).stdout)
     assert not set(PLUGIN_FILES) & set(bare["files"] + bare["added"])
-    assert ".mcp.json" not in (tmp_path / "bare" / "README.md").read_text()
+    assert ".codex-mcp.json" not in (tmp_path / "bare" / "README.md").read_text()
 
 
 def test_new_dev_serves_the_app_without_telling_the_user_to_run_dev(tmp_path: Path):
@@ -352,3 +366,46 @@ def test_new_dev_and_json_are_a_usage_error(tmp_path: Path):
     result = appsdk("new", "demo", "--dev", "--json", cwd=tmp_path)
     assert result.returncode == 2 and "--dev" in result.stderr, result.stderr
     assert not (tmp_path / "demo").exists()
+
+
+def test_the_quick_start_run_again_says_how_to_serve_the_project_and_changes_nothing(tmp_path: Path):
+    """#36: the README's one-liner a second time (`appsdk new book-club --path .. --dev`) met "pass --force",
+    which replaces the user's server, widget and pyproject.toml. On an appsdk project it says, in one line,
+    the command that serves it; that command runs as printed (here, from the clone's folder)."""
+    import os
+    import sys
+
+    from conftest import run_owning_port_8000
+
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    project = scaffold("book-club", tmp_path).path
+    (project / "server.py").write_text((project / "server.py").read_text() + "\n# my edits\n")
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+
+    on_path = {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    again = appsdk("new", "book-club", "--path", "..", "--dev", cwd=clone, env=on_path)
+    assert again.returncode == 1, again.stdout + again.stderr
+    expected = "error: ../book-club is already an appsdk project; to serve it: cd ../book-club && appsdk dev"
+    assert again.stderr.strip().splitlines() == [expected] and again.stdout == "", again.stderr
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+    assert not (project / ".appsdk").exists() and "--force" not in again.stderr
+
+    command = expected.split("to serve it: ", 1)[1]
+    # Job control: the command line is a job of its own, and Ctrl-C (SIGINT) reaches all of it, whatever happens.
+    script = f"""set -m
+{command} > ../dev.log 2>&1 &
+trap 'kill -INT %1 2>/dev/null || true; wait' EXIT
+for _ in $(seq 300); do
+  [ -f ../book-club/.appsdk/dev.json ] && grep -q 'Ctrl-C to stop' ../dev.log && break; sleep 0.1
+done
+"""
+    # On 127.0.0.1:8000, dev's default, as the printed command has it.
+    served = run_owning_port_8000(
+        ["bash", "--noprofile", "--norc", "-c", script],
+        cwd=clone,
+        env={**os.environ, **on_path, "APPSDK_URL": ""},
+        timeout=120,
+    )
+    said = (tmp_path / "dev.log").read_text() if (tmp_path / "dev.log").exists() else ""
+    assert "Ctrl-C to stop" in said and "book-club" in said, served.stderr + said

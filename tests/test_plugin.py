@@ -301,7 +301,14 @@ def test_the_scaffold_is_a_plugin_that_passes(tmp_path: Path):
     assert made.returncode == 0, made.stderr
     project = tmp_path / "book-club"
     files = json.loads(made.stdout)["files"]
-    assert {".codex-plugin/plugin.json", ".mcp.json", "assets/logo.png"} <= set(files)
+    assert {".codex-plugin/plugin.json", ".codex-mcp.json", "assets/logo.png"} <= set(files)
+    # Claude Code reads a folder's .mcp.json as that project's own MCP servers: the app's server for Codex
+    # lies in the file its manifest names, so an agent opened in the app's folder is not offered the app.
+    assert not (project / ".mcp.json").exists()
+    manifest = json.loads((project / ".codex-plugin" / "plugin.json").read_text())
+    assert manifest["mcpServers"] == "./.codex-mcp.json"
+    servers = json.loads((project / ".codex-mcp.json").read_text())["mcpServers"]
+    assert servers == {"book-club": {"type": "streamable_http", "url": "http://127.0.0.1:8000/mcp"}}
     checked = appsdk("plugin", "check", str(project), "--json")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     rules = {f["rule"] for f in json.loads(checked.stdout)["findings"]}
@@ -343,7 +350,7 @@ def test_init_uses_the_url_and_the_reserved_tunnel_domain(tmp_path: Path):
     assert again.returncode == 1 and "--force" in again.stderr and "Traceback" not in again.stderr
     forced = appsdk("plugin", "init", str(project), "--force", "--url", "https://demo.example.org/mcp")
     assert forced.returncode == 0, forced.stderr
-    config = json.loads((project / ".mcp.json").read_text())
+    config = json.loads((project / ".codex-mcp.json").read_text())
     assert config == {"mcpServers": {"demo": {"type": "streamable_http", "url": "https://demo.example.org/mcp"}}}
     bad = appsdk("plugin", "init", str(project), "--force", "--url", "demo")
     assert bad.returncode == 2 and "--url" in bad.stderr
@@ -634,3 +641,23 @@ def test_the_walk_stops_at_its_entry_limit_in_one_line(tmp_path: Path):
     said = f"the plugin folder holds more than {MAX_ENTRIES} files and folders; appsdk stopped counting there"
     assert limits == [said]
     assert report.failed
+
+
+def test_pack_leaves_out_the_tests_and_their_pictures(tmp_path: Path):
+    """A new app's package (#36): its tests/ and the widget pictures they keep (tests/__snapshots__/, most
+    of the archive's bytes) are no part of what a host runs; a module of the app named test_*.py stays."""
+    made = appsdk("new", "demo", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    project = tmp_path / "demo"
+    (project / "tests" / "__snapshots__").mkdir()
+    (project / "tests" / "__snapshots__" / "book-list-chatgpt-light.png").write_bytes(os.urandom(40_000))
+    (project / "widgets" / "__snapshots__").mkdir()
+    (project / "widgets" / "__snapshots__" / "stray.png").write_bytes(b"png")
+    (project / ".coverage").write_text("coverage data")
+    (project / "test_helpers.py").write_text("# a module of the app, whatever its name\n")
+    packed = appsdk("plugin", "pack", str(project), "--json")
+    assert packed.returncode == 0, packed.stdout + packed.stderr
+    with zipfile.ZipFile(json.loads(packed.stdout)["archive"]) as archive:
+        names = archive.namelist()
+    assert not [n for n in names if n.startswith("tests/") or "__snapshots__" in n or n == ".coverage"], names
+    assert {"server.py", "widgets/book-list.html", "skills/book-club-picks/SKILL.md", "test_helpers.py"} <= set(names)

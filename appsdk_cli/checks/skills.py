@@ -67,7 +67,8 @@ TOOL_HINTS = Rule(
     "APPS006",
     "skill-tool-hints-implicit",
     Severity.ERROR,
-    "A skill names a tool that leaves `readOnlyHint`, `destructiveHint` or `openWorldHint` unset",
+    "A skill names a tool (in a code span or a `tool:` reference) that leaves `readOnlyHint`, `destructiveHint` "
+    "or `openWorldHint` unset",
     "A skill tells the model to call the tools it names; an unset hint means the worst (may write, may "
     "destroy, reaches outside), so a host confirms each such call with the user and the skill's steps stall: "
     "https://modelcontextprotocol.io/specification/2025-11-25/schema#toolannotations",

@@ -22,8 +22,8 @@ def new(
         bool,
         typer.Option(
             "--force",
-            help="Write into an existing non-empty folder: each template file you changed is kept beside it as "
-            "FILE.orig; other files stay.",
+            help="Write into an existing non-empty folder: each template file you changed is replaced, yours moved "
+            "to .appsdk/backup/TIME/ (named in the output); other files stay.",
         ),
     ] = False,
     skybridge: Annotated[
@@ -57,7 +57,7 @@ def new(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     no_plugin: Annotated[
-        bool, typer.Option("--no-plugin", help="Skip the plugin files (.codex-plugin/, .mcp.json, assets/).")
+        bool, typer.Option("--no-plugin", help="Skip the plugin files (.codex-plugin/, .codex-mcp.json, assets/).")
     ] = False,
     then_dev: Annotated[
         bool,
@@ -67,8 +67,9 @@ def new(
     ] = False,
 ) -> None:
     """Scaffold a working book-club app: server, widget and tests."""
+    from appsdk_cli.errors import AppsdkError
     from appsdk_cli.render.scaffold import scaffold_result
-    from appsdk_cli.scaffold import WidgetFlavor, WidgetTemplate, scaffold
+    from appsdk_cli.scaffold import ExistingProject, WidgetFlavor, WidgetTemplate, scaffold
 
     if template not in tuple(WidgetTemplate):
         raise UsageError(f"--template {template!r} is not a template; choose html or react")
@@ -80,9 +81,14 @@ def new(
     flavor = WidgetFlavor.SKYBRIDGE if skybridge else WidgetFlavor.MCP_APPS
     target = path.expanduser() / name
     fresh = not (target.is_dir() and any(target.iterdir()))  # this run makes the whole folder
-    result = scaffold(
-        name, path, force=force, flavor=flavor, auth=auth, domain=domain, template=widget, plugin=not no_plugin
-    )
+    try:
+        result = scaffold(
+            name, path, force=force, flavor=flavor, auth=auth, domain=domain, template=widget, plugin=not no_plugin
+        )
+    except ExistingProject as existing:
+        from appsdk_cli.render.scaffold import existing_project_line
+
+        raise AppsdkError(existing_project_line(target)) from existing
     if not no_plugin:
         result = _with_plugin(result, force=force)
     if widget is WidgetTemplate.REACT:
@@ -139,10 +145,8 @@ def _with_plugin(result: ScaffoldResult, *, force: bool) -> ScaffoldResult:
     from appsdk_cli.plugin.init import LOGO, MCP_CONFIG, init_plugin
     from appsdk_cli.plugin.manifest import CODEX_MANIFEST
 
-    if force and (result.path / CODEX_MANIFEST).exists():
-        return result  # --force rewrites the template's files, not the user's own plugin manifest
-    # Under --force a user's .mcp.json or logo may already be there: it is rewritten, not added.
-    existed = {Path(name) for name in (MCP_CONFIG, LOGO) if (result.path / name).exists()}
+    if force and any((result.path / name).exists() for name in (CODEX_MANIFEST, MCP_CONFIG, LOGO)):
+        return result  # --force rewrites the template's files, never the user's own plugin files
     try:
         written = init_plugin(result.path, force=force)
     except AppsdkError as problem:
@@ -155,5 +159,5 @@ def _with_plugin(result: ScaffoldResult, *, force: bool) -> ScaffoldResult:
     return replace(
         result,
         files=tuple(sorted({*result.files, *plugin_files})),
-        added=tuple(sorted({*result.added, *(plugin_files - existed)})),
+        added=tuple(sorted({*result.added, *plugin_files})),
     )

@@ -13,7 +13,7 @@ import typer
 
 plugin = typer.Typer(
     name="plugin",
-    help="Make the app a plugin (manifest, .mcp.json, logo), check it as Codex and the directory do, pack it, "
+    help="Make the app a plugin (manifest, .codex-mcp.json, logo), check it as Codex and the directory do, pack it, "
     "and install it into a local Codex marketplace.",
     no_args_is_help=True,
 )
@@ -27,14 +27,14 @@ Strict = Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too (
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="On failure, show the details.")]
 
 
-@plugin.command("init", short_help="Write .codex-plugin/plugin.json, .mcp.json and a placeholder logo.")
+@plugin.command("init", short_help="Write .codex-plugin/plugin.json, .codex-mcp.json and a placeholder logo.")
 def init(
     path: PluginPath = Path("."),
     url: Annotated[
         str | None,
         typer.Option(
             "--url",
-            help="The app's /mcp URL for .mcp.json. Default: https://DOMAIN/mcp for the reserved tunnel domain "
+            help="The app's /mcp URL for .codex-mcp.json. Default: https://DOMAIN/mcp for the reserved tunnel domain "
             "([tool.appsdk.tunnel] domain), else the local dev URL.",
             show_default=False,
         ),
@@ -54,7 +54,7 @@ def init(
     verbose: Verbose = False,
 ) -> None:
     """Make the app a plugin: the manifest (name, version, description and interface from pyproject.toml and
-    the server's tools; URLs as REPLACE-ME placeholders), .mcp.json and assets/logo.png.
+    the server's tools; URLs as REPLACE-ME placeholders), .codex-mcp.json and assets/logo.png.
 
     The tools are read from --server, else the app imported in memory (no port), else the project's
     running `appsdk dev`; no tool is called. Exit codes: 0 written; 1 the files exist (without --force) or the

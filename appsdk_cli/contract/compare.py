@@ -201,7 +201,7 @@ def _compare_tools(old: dict[str, Any], new: dict[str, Any], budget: Budget) -> 
                     Impact.BREAKING,
                     target,
                     f"tool `{name}` is gone, apparently renamed to `{successor}`",
-                    f"keep `{name}` (it may call the same code) next to `{successor}`: the reviewed snapshot "
+                    f"keep `{name}` (it may call the same code) next to `{successor}`: the published app "
                     f"calls `{name}` for months; drop it only once a version without it is reviewed and live",
                     kind="tool renamed",
                 )
@@ -328,8 +328,7 @@ def _compare_input(name: str, old: Any, new: Any, budget: Budget) -> list[Change
                 Impact.BREAKING,
                 target,
                 f"tool `{name}`'s argument `{argument}` was removed",
-                f"keep accepting `{argument}` (ignore it if it is no longer needed): the reviewed snapshot "
-                "still sends it",
+                f"keep accepting `{argument}` (ignore it if it is no longer needed): the published app still sends it",
                 kind="tool argument removed",
             )
         )
@@ -340,7 +339,7 @@ def _compare_input(name: str, old: Any, new: Any, budget: Budget) -> list[Change
                 Impact.BREAKING,
                 target,
                 f"tool `{name}` now requires `{argument}`",
-                f"make `{argument}` optional with a default: the reviewed snapshot calls `{name}` without it; "
+                f"make `{argument}` optional with a default: the published app calls `{name}` without it; "
                 "or add a new tool that requires it",
                 kind="tool argument now required",
             )

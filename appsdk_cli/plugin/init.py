@@ -1,7 +1,7 @@
 """`appsdk plugin init`: make an app a plugin, from what the project and its server say about it.
 
 Writes `.codex-plugin/plugin.json` (identity from pyproject.toml and the server; `interface` from the
-server's tools and widgets; URLs as marked placeholders), `.mcp.json` pointing at the app's /mcp URL, and
+server's tools and widgets; URLs as marked placeholders), `.codex-mcp.json` pointing at the app's /mcp URL, and
 `assets/logo.png`, a generated placeholder. Every file is written whole and renamed into place.
 """
 
@@ -101,7 +101,7 @@ def _server_snapshot(root: Path, server_url: str | None, timeout: float) -> tupl
 
 
 def mcp_url_for(root: Path, url: str | None) -> tuple[str, str]:
-    """The /mcp URL for .mcp.json: --url, else the reserved tunnel domain, else the local dev URL."""
+    """The /mcp URL for .codex-mcp.json: --url, else the reserved tunnel domain, else the local dev URL."""
     from appsdk_cli.project import DEFAULT_URL, read_config
     from appsdk_cli.tunnel import configured_domain
 

@@ -75,7 +75,15 @@ INTERFACE_FIELDS = frozenset(
         "screenshots",
     }
 )
-MCP_CONFIG = ".mcp.json"
+# Where Codex reads a plugin's MCP servers when its manifest names no file: `.mcp.json` at the plugin root
+# (openai/codex, codex-rs/core-plugins/src/loader.rs: plugin_mcp_config_paths falls back to
+# DEFAULT_MCP_CONFIG_FILE; a manifest's `mcpServers` path overrides it).
+CODEX_DEFAULT_MCP_CONFIG = ".mcp.json"
+# Where `appsdk plugin init` writes the app's server for Codex, named by the manifest's `mcpServers`. Not
+# .mcp.json: in a project folder Claude Code reads .mcp.json as the project's own MCP servers (its
+# "project" scope, code.claude.com/docs/en/mcp), so a coding agent opened in the app's folder was offered
+# the app itself as one of its servers (and `claude mcp add --scope project` writes into the same file).
+MCP_CONFIG = ".codex-mcp.json"
 JSON_LIMIT = 16 * 1024 * 1024  # a manifest or marketplace file larger than this is not one
 MARKETPLACE_PATHS = (
     ".agents/plugins/marketplace.json",

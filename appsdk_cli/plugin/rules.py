@@ -19,10 +19,10 @@ from appsdk_cli.plugin import images
 from appsdk_cli.plugin.manifest import (
     AGENT_FIELDS,
     AGENT_SCHEMA,
+    CODEX_DEFAULT_MCP_CONFIG,
     CODEX_FIELDS,
     INTERFACE_FIELDS,
     MANIFEST_PATHS,
-    MCP_CONFIG,
     Discovery,
     discover,
     marketplace_files,
@@ -550,7 +550,7 @@ def _mcp(root: Path, data: dict[str, Any], where: str) -> Iterator[Finding]:
         relative = declared[2:] if isinstance(declared, str) and declared.startswith("./") else None
         if isinstance(declared, str) and (relative is None or _path_problem(root, declared)):
             return  # already reported as a bad path
-        path = root / (relative or MCP_CONFIG)
+        path = root / (relative or CODEX_DEFAULT_MCP_CONFIG)
         if not path.is_file():
             return  # a plugin without an MCP server (skills only) is fine
         label = path.relative_to(root).as_posix()

@@ -148,8 +148,9 @@ def _contract_report(report: ContractReport, console: Console) -> None:
     elif report.changes:
         say(
             console,
-            f"[yellow]the release contract changed since the last reload[/] (no {DEFAULT_FILE} to compare with: "
-            "`appsdk snapshot` records the reviewed one); what this would do to a published app:",
+            f"[yellow]the release contract changed since the last reload[/] (there is no {DEFAULT_FILE} yet: run "
+            "`appsdk snapshot` to record the version you publish, and reloads compare with it); what this would do "
+            "to a published app:",
         )
         change_lines(report.changes, console)
     if report.resolved and not report.standing:
@@ -245,12 +246,19 @@ def _dev_panel(event: Any) -> None:
     console = stdout()
     console.print(Panel(grid, title="appsdk dev", title_align="left", expand=False))
     # Outside the panel and never wrapped, so each command copies and runs as printed.
+    from appsdk_cli.tunnel import AUTHTOKEN_HELP, authtoken_configured
+
+    # `appsdk tunnel` without a token is one error line: it is offered as a next step only once it works.
+    tunnel_ready = not event.tunnel and authtoken_configured()
     console.print("Next, in a second terminal:")
-    print_commands(console, _next_commands(event))
+    print_commands(console, _next_commands(event, tunnel=tunnel_ready))
+    if not event.tunnel and not tunnel_ready:
+        token = escape(AUTHTOKEN_HELP)
+        say(console, f"[dim]For ChatGPT, `appsdk tunnel` gives an HTTPS URL once ngrok has a token: {token}[/]")
     console.print("[dim]Ctrl-C to stop[/]")
 
 
-def _next_commands(event: Any) -> list[tuple[str, str]]:
+def _next_commands(event: Any, *, tunnel: bool) -> list[tuple[str, str]]:
     """What to type in a second terminal, each line working as printed there (see invocation.py)."""
     import shlex
 
@@ -267,7 +275,7 @@ def _next_commands(event: Any) -> list[tuple[str, str]]:
         commands.append((f"{shell.appsdk} tools", "list the tools"))
     if event.preview_tool:
         commands.append((f"{shell.appsdk} preview {shlex.quote(event.preview_tool)}", "see its widget in a local host"))
-    if not event.tunnel:
+    if tunnel:
         commands.append((f"{shell.appsdk} tunnel", "an HTTPS URL for ChatGPT"))
     return commands
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from appsdk_cli.scaffold import ScaffoldResult
 
 
@@ -45,9 +44,11 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool, serving_next: bool
         counts = [f"{len(items)} {label}" for items, label in groups if items]
         console.print(f"[green]Updated[/] [bold]{escape(str(result.path))}[/]: {', '.join(counts)}", soft_wrap=True)
         for replaced in result.replaced:
+            console.print(f"  [yellow]replaced[/] {escape(str(replaced.path))}", soft_wrap=True)
+        if result.replaced:
+            folder = result.replaced[0].backup.parts[: -len(result.replaced[0].path.parts)]
             console.print(
-                f"  [yellow]replaced[/] {escape(str(replaced.path))}  "
-                f"[dim](yours is kept as {escape(str(replaced.backup))})[/]",
+                f"  [bold]yours are in {escape(str(Path(*folder)))}/[/] [dim](each at its own path there)[/]",
                 soft_wrap=True,
             )
         for added in result.added:
@@ -91,7 +92,7 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool, serving_next: bool
         else:
             first.append((f"{shell.appsdk} dev", f"or: {shell.python} server.py"))
         second = [(f"{shell.appsdk} call list-books", "calls the tool the way ChatGPT does")]
-    second.append((_test_command(shell.python), "the app's own tests"))
+    second.append((_test_command(shell.python, result.test_requirements), "the app's own tests"))
     again = "the first two lines again" if shell.setup else "the cd again"
     console.print("Next:")
     print_commands(console, first)
@@ -99,13 +100,34 @@ def scaffold_result(result: ScaffoldResult, *, as_json: bool, serving_next: bool
     print_commands(console, second)
 
 
-def _test_command(python: str) -> str:
-    """The scaffold's tests need pytest next to mcp, in the Python appsdk runs the app in."""
-    import importlib.util
+def existing_project_line(project: Path) -> str:
+    """`appsdk new` on a folder that already is an appsdk project (the quick start run again): the one
+    command that serves it, as typed in this terminal."""
+    import shlex
 
-    if importlib.util.find_spec("pytest") is not None:
-        return f"{python} -m pytest"
-    return f"{python} -m pip install pytest && {python} -m pytest"
+    from appsdk_cli.invocation import this_terminal
+
+    folder = shlex.quote(str(project))
+    return f"{folder} is already an appsdk project; to serve it: cd {folder} && {this_terminal().appsdk} dev"
+
+
+def _test_command(python: str, requirements: tuple[str, ...]) -> str:
+    """The app's tests in the Python appsdk runs the app in, after installing there what of the project's
+    `test` extra is missing: the same requirements, as written, that its README's `pip install -e ".[test]"`
+    installs (one source, the template's pyproject.toml)."""
+    import importlib.metadata
+    import re
+    import shlex
+
+    missing = []
+    for requirement in requirements:
+        name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
+        try:
+            importlib.metadata.version(name.group(0) if name else requirement)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(shlex.quote(requirement))
+    run = f"{python} -m pytest"
+    return f"{python} -m pip install {' '.join(missing)} && {run}" if missing else run
 
 
 def install_interrupted(removed: Path, *, whole: bool) -> None:

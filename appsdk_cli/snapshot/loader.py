@@ -56,7 +56,7 @@ def import_server(project: Path, module: str, attribute: str, looked_for: str) -
     if sys.path[:1] != [str(project)]:
         sys.path.insert(0, str(project))
     try:
-        with _refusing_run():
+        with _refusing_run(), _own_argv(project, module):
             loaded = importlib.import_module(module)
     except ModuleNotFoundError as problem:
         if problem.name and (module == problem.name or module.startswith(problem.name + ".")):
@@ -100,6 +100,19 @@ def _refusing_run() -> Iterator[None]:
             setattr(MCPServer, name, original)
 
 
+@contextmanager
+def _own_argv(project: Path, module: str) -> Iterator[None]:
+    """While the app is imported, sys.argv is what `python server.py` would give it: a `main()` called at
+    module level then parses no arguments of appsdk's (argparse's usage line and SystemExit: 2) and reaches
+    its run(), which is refused like a run() at module level."""
+    saved = sys.argv
+    sys.argv = [str(project / (module.replace(".", "/") + ".py"))]
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
 def describe_failure(problem: BaseException, project: Path) -> str:
     """What the app raised while it was imported, in one line: where in the user's files, and what."""
     if isinstance(problem, SyntaxError) and problem.filename:
@@ -109,8 +122,11 @@ def describe_failure(problem: BaseException, project: Path) -> str:
     inside = [frame for frame in traceback.extract_tb(problem.__traceback__) if _in_project(frame.filename, project)]
     if inside:
         frame = inside[-1]
-        if isinstance(problem, ServesOnImport) and frame.line:
-            what = f"{frame.line.strip()} starts the server on import; {MAIN_GUARD}"
+        if isinstance(problem, ServesOnImport):
+            # The call to guard is the one at module level (`main()`), not the run() inside the function it calls.
+            frame = next((f for f in reversed(inside) if f.name == "<module>"), frame)
+            if frame.line:
+                what = f"{frame.line.strip()} starts the server on import; {MAIN_GUARD}"
         return f"{_where(frame.filename, project)}:{frame.lineno}: {what}"
     return what
 

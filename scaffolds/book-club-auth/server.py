@@ -12,6 +12,7 @@ Run it:   appsdk dev                (serves http://127.0.0.1:8000/mcp with a dev
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -227,14 +228,16 @@ def main() -> None:
         parser.error("this app signs users in over HTTP, and stdio carries no bearer token; run it without --stdio")
     port = int(os.environ.get("PORT", "8000"))
     print(f"{mcp.name} serving http://127.0.0.1:{port}/mcp", flush=True)
-    mcp.run(
-        "streamable-http",
-        host="127.0.0.1",
-        port=port,
-        stateless_http=True,
-        json_response=True,
-        transport_security=transport_security(),
-    )
+    # Ctrl-C stops the server; a traceback would say nothing more.
+    with contextlib.suppress(KeyboardInterrupt):
+        mcp.run(
+            "streamable-http",
+            host="127.0.0.1",
+            port=port,
+            stateless_http=True,
+            json_response=True,
+            transport_security=transport_security(),
+        )
 
 
 if __name__ == "__main__":

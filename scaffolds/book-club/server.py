@@ -10,6 +10,7 @@ Run it:   python server.py          (serves http://127.0.0.1:8000/mcp; PORT chan
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -152,14 +153,16 @@ def main() -> None:
         return
     port = int(os.environ.get("PORT", "8000"))
     print(f"{mcp.name} serving http://127.0.0.1:{port}/mcp", flush=True)
-    mcp.run(
-        "streamable-http",
-        host="127.0.0.1",
-        port=port,
-        stateless_http=True,
-        json_response=True,
-        transport_security=transport_security(),
-    )
+    # Ctrl-C stops the server; a traceback would say nothing more.
+    with contextlib.suppress(KeyboardInterrupt):
+        mcp.run(
+            "streamable-http",
+            host="127.0.0.1",
+            port=port,
+            stateless_http=True,
+            json_response=True,
+            transport_security=transport_security(),
+        )
 
 
 if __name__ == "__main__":
