@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.safewrite import open_in_place, write_file
 
 DEFAULT_APP = "server:mcp"
 DEFAULT_URL = "http://127.0.0.1:8000/mcp"
@@ -106,8 +107,7 @@ def write_dev_state(project: Path, state: DevState) -> Path:
     """Write atomically, so a reader never sees half a file; and name the project under its URL in
     APPSDK_HOME, so a command run from another folder finds it too (see running_dev_for_url)."""
     path = dev_state_path(project)
-    path.parent.mkdir(exist_ok=True)
-    _write_atomically(path, asdict(state))
+    _write_atomically(project, path, asdict(state))
     from appsdk_cli.home import write_private
 
     index = _dev_index_file(state.url)
@@ -116,10 +116,8 @@ def write_dev_state(project: Path, state: DevState) -> Path:
     return path
 
 
-def _write_atomically(path: Path, value: dict[str, Any]) -> None:
-    temporary = path.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+def _write_atomically(project: Path, path: Path, value: dict[str, Any]) -> None:
+    write_file(path, json.dumps(value, indent=2) + "\n", root=project, sync=False)
 
 
 def _dev_index_file(url: str) -> Path:
@@ -180,8 +178,7 @@ def lock_dev_project(project: Path) -> int:
 
     folder = project / STATE_DIR
     try:
-        folder.mkdir(exist_ok=True)
-        fd = os.open(folder / DEV_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_in_place(folder / DEV_LOCK_FILE, os.O_RDWR | os.O_CREAT, root=project, mode=0o644)
     except OSError as problem:
         raise AppsdkError(f"cannot write {folder}: {problem.strerror or problem}") from None
     try:

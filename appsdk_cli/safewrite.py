@@ -103,6 +103,17 @@ def replacing(
             raise
 
 
+def open_in_place(path: Path, flags: int, *, root: Path, mode: int = 0o600, folder_mode: int = 0o777) -> int:
+    """A descriptor on `path` itself, for a file used in place rather than replaced (a lock, an append-only
+    log): its folder reached as open_folder reaches it, the file opened with O_NOFOLLOW relative to it, so
+    a link planted under its name is refused (ELOOP) rather than followed."""
+    path = Path(path)
+    with open_folder(path.parent, root=root, mode=folder_mode) as folder:
+        if isinstance(folder, int):
+            return os.open(path.name, flags | _NOFOLLOW | _CLOEXEC, mode, dir_fd=folder)
+        return os.open(folder / path.name, flags | _NOFOLLOW | _CLOEXEC, mode)
+
+
 def make_folder(path: Path, *, root: Path, mode: int = 0o777) -> Path:
     """`path` and every missing folder between `root` and it, made the safe way (see open_folder)."""
     with open_folder(Path(path), root=root, mode=mode):

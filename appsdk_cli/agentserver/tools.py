@@ -9,6 +9,7 @@ one line the server returns as an isError result, exactly as the CLI would print
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -550,10 +551,13 @@ DEFAULT_CONTRACT = "appsdk.contract.json"
 
 def _contract_snapshot(space: Workspace, arguments: dict[str, Any], progress: Progress) -> Answer:
     from appsdk_cli.contract import compare, dumps, load, snapshot_contract
+    from appsdk_cli.safewrite import write_file
     from appsdk_cli.snapshot.source import choose_source
 
     app = space.app(arguments)
-    output = inside(space.root, str(app / str(arguments.get("output", DEFAULT_CONTRACT))), what="output")
+    # Checked resolved (a link out is refused here), written by the name given: safewrite refuses a link there.
+    output = Path(os.path.abspath(app / str(arguments.get("output", DEFAULT_CONTRACT))))
+    inside(space.root, str(output), what="output")
     progress(0, 2, "reading what the app sends")
     contract = snapshot_contract(choose_source(None, None, timeout=space.timeout, cwd=app), timeout=space.timeout)
     previous = None
@@ -563,10 +567,7 @@ def _contract_snapshot(space: Workspace, arguments: dict[str, Any], progress: Pr
         except AppsdkError:
             previous = None
     try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        partial = output.with_name(output.name + ".partial")
-        partial.write_text(dumps(contract), encoding="utf-8")
-        partial.replace(output)
+        write_file(output, dumps(contract), root=space.root)
     except OSError as problem:
         raise AppsdkError(f"cannot write {output}: {problem.strerror}") from None
     progress(2, 2, "recorded")
