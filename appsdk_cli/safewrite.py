@@ -114,6 +114,17 @@ def open_in_place(path: Path, flags: int, *, root: Path, mode: int = 0o600, fold
         return os.open(folder / path.name, flags | _NOFOLLOW | _CLOEXEC, mode)
 
 
+def rename_in_folder(folder: Path, source: str, target: str, *, root: Path) -> None:
+    """Rename `source` to `target` (replacing it), both plain names in `folder`, which is reached as
+    open_folder reaches it: for a whole folder moved into place (a copy made beside it, then renamed).
+    Neither name is followed; a rename moves the entry itself."""
+    for name in (source, target):
+        if os.sep in name or name in ("", ".", ".."):
+            raise ValueError(f"{name!r} is not a plain name")
+    with open_folder(Path(folder), root=root, create=False) as opened:
+        _replace(source, target, opened)
+
+
 def make_folder(path: Path, *, root: Path, mode: int = 0o777) -> Path:
     """`path` and every missing folder between `root` and it, made the safe way (see open_folder)."""
     with open_folder(Path(path), root=root, mode=mode):
