@@ -60,7 +60,9 @@ class _Outcomes:
             self.tests[report.nodeid] = {"outcome": "passed", "line": ""}
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.path.write_text(json.dumps({"exit": int(exitstatus), "tests": self.tests}), encoding="utf-8")
+        from appsdk_cli.safewrite import write_file  # this plugin imports only pytest at load
+
+        write_file(self.path, json.dumps({"exit": int(exitstatus), "tests": self.tests}), root=self.path.parent)
 
 
 def _first_line(report: pytest.TestReport) -> str:

@@ -11,7 +11,6 @@ With --url/--stdio and no tests of the project's own, the tests are the generate
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.safewrite import write_file
 
 SMOKE_SUITE = Path(__file__).parent / "smoke_suite"
 _SKIPPED_FOLDERS = {".venv", "venv", "node_modules", ".git", "__pycache__", "site-packages", "dist", "build"}
@@ -106,11 +106,11 @@ def pytest_command(
         smoke = bool(url or stdio) and not has_tests(where)
     if smoke:
         ini = config_dir / "pytest.ini"
-        ini.write_text("[pytest]\n", encoding="utf-8")
+        write_file(ini, "[pytest]\n", root=config_dir, sync=False)
         # -v: each case's line names its tool and profile, which is the whole point of a smoke suite.
         # A copy inside the rootdir, so each line shows the test's id and not where appsdk is installed.
         suite = config_dir / "test_widgets.py"
-        shutil.copyfile(SMOKE_SUITE / "test_widgets.py", suite)
+        write_file(suite, (SMOKE_SUITE / "test_widgets.py").read_bytes(), root=config_dir, sync=False)
         command += ["-c", str(ini), "--rootdir", str(config_dir), "-p", "no:cacheprovider", "-v", str(suite)]
     elif path is not None:
         command.append(str(path))
