@@ -59,14 +59,26 @@ def read_config(project: Path) -> dict[str, Any]:
     return table
 
 
-def find_project(start: Path) -> Path:
+def walk_up(start: Path, ceiling: Path | None = None) -> list[Path]:
+    """`start` (resolved) and the folders above it, nearest first: the one walk up every search for a
+    project, pyproject.toml or .appsdk/ takes. With `ceiling` (`appsdk mcp`'s served root) it stops there,
+    never above it; a start outside the ceiling is searched alone."""
+    start = start.resolve()
+    chain = [start, *start.parents]
+    if ceiling is None:
+        return chain
+    ceiling = ceiling.resolve()
+    return chain[: chain.index(ceiling) + 1] if ceiling in chain else [start]
+
+
+def find_project(start: Path, ceiling: Path | None = None) -> Path:
     """The project a folder belongs to, as `call` finds its dev server: the folder itself when it holds a
-    pyproject.toml or the default server.py, else the nearest parent with a pyproject.toml, else itself.
-    So `appsdk dev` in myapp/widgets/ serves myapp."""
+    pyproject.toml or the default server.py, else the nearest parent with a pyproject.toml (never above
+    `ceiling`), else itself. So `appsdk dev` in myapp/widgets/ serves myapp."""
     start = start.resolve()
     if not start.is_dir() or (start / "pyproject.toml").is_file() or (start / "server.py").is_file():
         return start
-    for folder in start.parents:
+    for folder in walk_up(start, ceiling)[1:]:
         if (folder / "pyproject.toml").is_file():
             return folder
     return start
@@ -209,10 +221,9 @@ def remove_dev_state(project: Path, pid: int | None = None) -> None:
             pass
 
 
-def find_dev_state(start: Path) -> DevState | None:
-    """The dev server of the project containing `start` (this folder or a parent)."""
-    start = start.resolve()
-    for folder in [start, *start.parents]:
+def find_dev_state(start: Path, ceiling: Path | None = None) -> DevState | None:
+    """The dev server of the project containing `start` (this folder or a parent, never above `ceiling`)."""
+    for folder in walk_up(start, ceiling):
         if dev_state_path(folder).is_file():
             return read_dev_state(folder)
         if (folder / "pyproject.toml").is_file():

@@ -209,9 +209,7 @@ def _dev_status(space: Workspace, arguments: dict[str, Any], progress: Progress)
     from appsdk_cli.project import find_project, read_dev_state
 
     app = space.app(arguments)
-    project = find_project(app)
-    if project != space.root and space.root not in project.parents:
-        project = app  # no pyproject.toml up to the root: the folder itself, never a parent outside it
+    project = find_project(app, ceiling=space.root)
     state = read_dev_state(project)  # None unless an `appsdk dev` process of this project is alive
     status = read_status(project) or {}
     running = state is not None
@@ -279,7 +277,7 @@ def _target(space: Workspace, arguments: dict[str, Any]) -> Any:
     """The app's server, found as `appsdk call` finds it from the app folder (its running `appsdk dev`)."""
     from appsdk_cli.connection import resolve_target
 
-    return resolve_target(None, None, timeout=space.timeout, cwd=space.app(arguments))
+    return resolve_target(None, None, timeout=space.timeout, cwd=space.app(arguments), ceiling=space.root)
 
 
 def _list_tools(space: Workspace, arguments: dict[str, Any], progress: Progress) -> Answer:
@@ -399,7 +397,7 @@ def _check(space: Workspace, arguments: dict[str, Any], progress: Progress) -> A
         yield
 
     progress(0, None, "reading what the app sends")
-    source = choose_source(None, None, timeout=space.timeout, cwd=app)
+    source = choose_source(None, None, timeout=space.timeout, cwd=app, ceiling=space.root)
     report = check_source(
         source,
         timeout=space.timeout,
@@ -559,7 +557,9 @@ def _contract_snapshot(space: Workspace, arguments: dict[str, Any], progress: Pr
     output = Path(os.path.abspath(app / str(arguments.get("output", DEFAULT_CONTRACT))))
     inside(space.root, str(output), what="output")
     progress(0, 2, "reading what the app sends")
-    contract = snapshot_contract(choose_source(None, None, timeout=space.timeout, cwd=app), timeout=space.timeout)
+    contract = snapshot_contract(
+        choose_source(None, None, timeout=space.timeout, cwd=app, ceiling=space.root), timeout=space.timeout
+    )
     previous = None
     if output.is_file():
         try:
@@ -622,7 +622,7 @@ def _contract_compare(space: Workspace, arguments: dict[str, Any], progress: Pro
     if not against.is_file():
         raise AppsdkError(f"{against.relative_to(space.root)} does not exist; record one with contract_snapshot first")
     progress(0, 1, "comparing")
-    source = choose_source(None, None, timeout=space.timeout, cwd=app)
+    source = choose_source(None, None, timeout=space.timeout, cwd=app, ceiling=space.root)
     diff = diff_against(against, source, timeout=space.timeout, strict=bool(arguments.get("strict", False)))
     progress(1, 1, "compared")
     return Answer(diff.as_json())

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from appsdk_cli.errors import AppsdkError, UsageError
 from appsdk_cli.home import HOME_ENV, home_location, private_folder, write_private
+from appsdk_cli.project import walk_up
 from appsdk_cli.safewrite import open_in_place, write_file
 
 STATE_DIR = ".appsdk"
@@ -37,9 +38,8 @@ def find_workspace(start: Path, home: Path) -> Path | None:
 
     A folder whose `.appsdk` is APPSDK_HOME itself (running in ~) is not a project.
     """
-    start = start.resolve()
     home = home.resolve()
-    for folder in [start, *start.parents]:
+    for folder in walk_up(start):
         state = folder / STATE_DIR
         if state.resolve() == home:
             return None
