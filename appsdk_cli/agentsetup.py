@@ -157,6 +157,29 @@ def registration(agent: Agent, command: str | None = None) -> str:
     )
 
 
+def http_registration(agent: Agent, url: str, token: str) -> str:
+    """The lines that register a running `appsdk mcp --port` (streamable HTTP at `url`) with the agent,
+    bearer token included: they hold a secret, so they go into a file only this user reads.
+
+    Codex: url plus http_headers (static headers) in [mcp_servers.NAME], or bearer_token_env_var naming an
+    environment variable that holds the token. Claude Code: `claude mcp add --transport http ... --header`.
+    """
+    if agent is Agent.CODEX:
+        return (
+            "# ~/.codex/config.toml: it holds the token, keep it readable by you alone\n"
+            f"[mcp_servers.{SERVER_NAME}]\n"
+            f"url = {json.dumps(url)}\n"
+            f"http_headers = {{ Authorization = {json.dumps('Bearer ' + token)} }}\n"
+            "\n"
+            f"# or keep the token out of the file: export APPSDK_MCP_TOKEN={token}\n"
+            '# and write bearer_token_env_var = "APPSDK_MCP_TOKEN" in place of http_headers\n'
+        )
+    return (
+        f"claude mcp add --scope user --transport http {SERVER_NAME} {_shell(url)}"
+        f" --header {_shell('Authorization: Bearer ' + token)}\n"
+    )
+
+
 def _shell(word: str) -> str:
     import shlex
 

@@ -93,3 +93,29 @@ def write_private(path: Path, data: str | bytes, *, home: Path | None = None, sy
 
 def _inside(path: Path, home: Path) -> bool:
     return Path(os.path.abspath(path)).is_relative_to(os.path.abspath(home))
+
+
+MCP_TOKEN_FILE = "mcp-http-token"
+
+
+def mcp_http_token(home: Path | None = None) -> str:
+    """The bearer token `appsdk mcp --port` requires of every request: made (random, 256 bits) the first
+    time it is needed and kept 0600 in the home, so only this user (and what runs as them) can read it, and
+    the config `--print-config ... --port` prints stays valid across restarts. Delete the file to rotate it.
+    OSError when the home cannot be written."""
+    path = private_home(home) / MCP_TOKEN_FILE
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        found = path.lstat()
+        if stat.S_ISREG(found.st_mode) and not found.st_mode & _OTHERS and found.st_uid == _owner(found):
+            token = path.read_text(encoding="ascii").strip()
+            if len(token) >= 32:
+                return token
+    import secrets
+
+    token = secrets.token_urlsafe(32)
+    write_private(path, token + "\n", home=home, sync=True)
+    return token
+
+
+def _owner(found: os.stat_result) -> int:
+    return os.geteuid() if hasattr(os, "geteuid") else found.st_uid
