@@ -77,3 +77,28 @@ async def test_a_served_subfolder_never_reaches_the_project_above_it(tmp_path: P
             assert not marker.exists(), f"{tool} imported the project above the served folder"
             assert "outer" not in text_of(result).replace(str(served), ""), text_of(result)
     assert not marker.exists() and not (outer / "appsdk.contract.json").exists()
+
+
+def test_every_walk_up_is_project_walk_up():
+    """One walk up, with its ceiling: a loop over some path's .parents anywhere else is a second one."""
+    import ast
+
+    from conftest import REPO
+
+    allowed = {
+        ("project.py", "walk_up"): "it is the walk",
+        ("scaffold.py", "_missing_ancestors"): "finds the folders `new` must create, searches for no project",
+        ("scaffold.py", "_merge_into"): "checks a template file's folders inside the project, below it",
+    }
+    strays = []
+    package = REPO / "appsdk_cli"
+    for source in sorted(package.rglob("*.py")):
+        where = source.relative_to(package).as_posix()
+        for function in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if not isinstance(function, ast.FunctionDef) or (where, function.name) in allowed:
+                continue
+            for node in ast.walk(function):
+                loops = [node.iter] if isinstance(node, ast.For | ast.comprehension) else []
+                if any(isinstance(n, ast.Attribute) and n.attr == "parents" for loop in loops for n in ast.walk(loop)):
+                    strays.append(f"appsdk_cli/{where}:{getattr(node, 'lineno', function.lineno)} ({function.name})")
+    assert not strays, "walk up with appsdk_cli.project.walk_up (and its ceiling):\n" + "\n".join(strays)
