@@ -36,7 +36,8 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 # Symlinks followed inside the root on the way to one folder, as the kernel's own limit (ELOOP past it).
 _MAX_LINKS = 40
 # Without descriptor-relative calls (Windows) the walk falls back to checking each name by path.
-_RELATIVE = os.open in os.supports_dir_fd and os.replace in os.supports_dir_fd and bool(_DIRECTORY)
+# (os.replace takes src_dir_fd/dst_dir_fd wherever os.rename does; only rename is listed in supports_dir_fd.)
+_RELATIVE = os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd and bool(_DIRECTORY)
 
 
 class UnsafeOutput(PermissionError):
@@ -193,10 +194,10 @@ def _walk(folder: Path, root: Path, mode: int, create: bool) -> int:
                 raise OSError(errno.ELOOP, "too many symbolic links", str(folder))
             target = os.readlink(name, dir_fd=stack[-1])
             if os.path.isabs(target):
-                inside = os.path.relpath(os.path.normpath(target), real_root)
-                if inside == ".." or inside.startswith(".." + os.sep):
+                inside = _below(target, real_root) or _below(target, os.path.abspath(root))
+                if inside is None:
                     raise UnsafeOutput(
-                        folder, f"{name} is a symbolic link out of {root}; appsdk does not write through it"
+                        folder, f"{name} is a symbolic link that leads out of {root}; appsdk does not write through it"
                     )
                 while len(stack) > 1:
                     os.close(stack.pop())
@@ -207,6 +208,12 @@ def _walk(folder: Path, root: Path, mode: int, create: bool) -> int:
     finally:
         for descriptor in stack:
             os.close(descriptor)
+
+
+def _below(target: str, root: str) -> str | None:
+    """`target` relative to `root` when it is root or below it (lexically), else None."""
+    inside = os.path.relpath(os.path.normpath(target), root)
+    return None if inside == ".." or inside.startswith(".." + os.sep) else inside
 
 
 def _refuse_link(name: str, folder: int | Path, path: Path) -> None:

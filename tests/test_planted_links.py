@@ -232,3 +232,25 @@ def test_every_file_appsdk_writes_goes_through_the_one_writer():
     assert not strays, "write these through appsdk_cli.safewrite (or allow-list them with the reason):\n" + "\n".join(
         f"  appsdk_cli/{file}:{line}: {call}" for file, line, call in strays
     )
+
+
+def test_the_writer_follows_a_link_only_while_it_stays_inside_the_root(tmp_path: Path, victim: Path):
+    """The mechanism under every test above, on the descriptor-relative path this platform takes."""
+    from appsdk_cli import safewrite
+
+    assert safewrite._RELATIVE or os.name != "posix"
+    root = tmp_path / "project"
+    (root / "real").mkdir(parents=True)
+    (root / "inside").symlink_to("real", target_is_directory=True)
+    (root / "absolute").symlink_to(root / "real", target_is_directory=True)
+    (root / "out").symlink_to(victim.parent, target_is_directory=True)
+    (root / "up").symlink_to("..", target_is_directory=True)
+    safewrite.write_file(root / "inside" / "a" / "one.txt", "1", root=root)
+    safewrite.write_file(root / "absolute" / "two.txt", "2", root=root)
+    assert sorted(p.name for p in (root / "real").rglob("*.txt")) == ["one.txt", "two.txt"]
+    for refused in ("out/x", "up/x", "../x", "inside/../../x", "out"):
+        with pytest.raises(safewrite.UnsafeOutput):
+            safewrite.write_file(root / refused, "no", root=root)
+    untouched(victim.parent, victim)
+    assert not (tmp_path / "x").exists()
+    assert [p.name for p in (root / "real").iterdir() if p.name.endswith(".tmp")] == []
