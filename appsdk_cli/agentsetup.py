@@ -22,6 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.safewrite import write_file
 
 SKILL_NAME = "appsdk"
 SERVER_NAME = "appsdk"
@@ -105,17 +106,15 @@ def install_skill(agent: Agent, *, home: Path, project: Path | None = None, forc
                 f"{destination} was changed since appsdk wrote it; pass --force to replace it "
                 "(or move your version away first)"
             )
+    # Every write stays under the project (or the user's home): a skill folder, file or manifest someone
+    # planted as a link out of it is refused, not written through.
+    root = project if project is not None else home
     try:
         for relative, data, status in plan:
-            if status == "unchanged":
-                continue
-            destination = folder / relative
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            partial = destination.with_name(destination.name + ".partial")
-            partial.write_bytes(data)
-            partial.replace(destination)
+            if status != "unchanged":
+                write_file(folder / relative, data, root=root)
         manifest = {"skill": SKILL_NAME, "files": {str(r): _digest(d) for r, d in wanted.items()}}
-        (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        write_file(folder / MANIFEST, json.dumps(manifest, indent=2) + "\n", root=root)
     except OSError as problem:
         raise AppsdkError(f"cannot write the skill into {folder}: {problem.strerror or problem}") from None
     return SkillInstall(agent, folder, tuple(InstalledFile(folder / r, s) for r, _, s in plan))
@@ -155,6 +154,29 @@ def registration(agent: Agent, command: str | None = None) -> str:
         "# or, for everyone working in this project, .mcp.json (what --scope project writes):\n"
         + "\n".join("# " + line for line in json.dumps(entry, indent=2).splitlines())
         + "\n"
+    )
+
+
+def http_registration(agent: Agent, url: str, token: str) -> str:
+    """The lines that register a running `appsdk mcp --port` (streamable HTTP at `url`) with the agent,
+    bearer token included: they hold a secret, so they go into a file only this user reads.
+
+    Codex: url plus http_headers (static headers) in [mcp_servers.NAME], or bearer_token_env_var naming an
+    environment variable that holds the token. Claude Code: `claude mcp add --transport http ... --header`.
+    """
+    if agent is Agent.CODEX:
+        return (
+            "# ~/.codex/config.toml: it holds the token, keep it readable by you alone\n"
+            f"[mcp_servers.{SERVER_NAME}]\n"
+            f"url = {json.dumps(url)}\n"
+            f"http_headers = {{ Authorization = {json.dumps('Bearer ' + token)} }}\n"
+            "\n"
+            f"# or keep the token out of the file: export APPSDK_MCP_TOKEN={token}\n"
+            '# and write bearer_token_env_var = "APPSDK_MCP_TOKEN" in place of http_headers\n'
+        )
+    return (
+        f"claude mcp add --scope user --transport http {SERVER_NAME} {_shell(url)}"
+        f" --header {_shell('Authorization: Bearer ' + token)}\n"
     )
 
 

@@ -76,7 +76,7 @@ class ServerLocation:
     source: str  # "--url", "APPSDK_URL", ".appsdk/dev.json" or "default"
 
 
-def find_server(url: str | None, cwd: Path | None = None) -> ServerLocation | None:
+def find_server(url: str | None, cwd: Path | None = None, ceiling: Path | None = None) -> ServerLocation | None:
     """--url, else $APPSDK_URL, else the running `appsdk dev` of the project at `cwd`; None when none is given.
 
     The one "which server" rule: `locate_server` adds the default URL for call, tools, preview and
@@ -88,33 +88,33 @@ def find_server(url: str | None, cwd: Path | None = None) -> ServerLocation | No
     from_env = os.environ.get("APPSDK_URL")
     if from_env:
         return ServerLocation(check_server_url(from_env, "$APPSDK_URL"), "APPSDK_URL")
-    state = find_dev_state(cwd or Path.cwd())
+    state = find_dev_state(cwd or Path.cwd(), ceiling)
     if state is not None:
         return ServerLocation(state.url, ".appsdk/dev.json")
     return None
 
 
-def locate_server(url: str | None, cwd: Path | None = None) -> ServerLocation:
+def locate_server(url: str | None, cwd: Path | None = None, ceiling: Path | None = None) -> ServerLocation:
     """`find_server`, else the default URL (where `appsdk dev` and a scaffolded server listen).
 
     The default is only a guess: when another project's `appsdk dev` serves it, this project's answers
     would silently come from that app, so it is refused (an explicit --url or $APPSDK_URL to it is not)."""
     from appsdk_cli.project import DEFAULT_URL
 
-    found = find_server(url, cwd)
+    found = find_server(url, cwd, ceiling)
     if found is not None:
         return found
-    _refuse_another_projects_dev(DEFAULT_URL, cwd or Path.cwd())
+    _refuse_another_projects_dev(DEFAULT_URL, cwd or Path.cwd(), ceiling)
     return ServerLocation(DEFAULT_URL, "default")
 
 
-def _refuse_another_projects_dev(url: str, cwd: Path) -> None:
+def _refuse_another_projects_dev(url: str, cwd: Path, ceiling: Path | None = None) -> None:
     """An AppsdkError when `cwd` is in a project and another project's running `appsdk dev` serves `url`.
 
     Outside any project there is no "this app" to confuse with that one, so the default stays usable."""
     from appsdk_cli.project import find_project, running_dev_for_url
 
-    here = find_project(cwd)
+    here = find_project(cwd, ceiling)
     if not ((here / "pyproject.toml").is_file() or (here / "server.py").is_file()):
         return
     owner = running_dev_for_url(url)
@@ -142,6 +142,7 @@ def resolve_target(
     notify: NotificationSink | None = None,
     trace: Any = None,
     ui: bool = True,
+    ceiling: Path | None = None,
 ) -> Target:
     """--stdio, else `locate_server` (--url, $APPSDK_URL, the running `appsdk dev`, the default URL)."""
     if url and stdio:
@@ -163,7 +164,7 @@ def resolve_target(
             trace=trace,
             ui=ui,
         )
-    location = locate_server(url, cwd)
+    location = locate_server(url, cwd, ceiling)
     return Target(
         url=location.url,
         source=location.source,

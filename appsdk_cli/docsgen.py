@@ -16,6 +16,8 @@ from pathlib import Path
 
 from typer import _click as click
 
+from appsdk_cli.safewrite import write_file
+
 COMMAND = "python -m appsdk_cli.docsgen"
 WIDTH = 100
 REPO = Path(__file__).resolve().parent.parent
@@ -146,8 +148,7 @@ def generate(out: Path) -> list[Path]:
     written = []
     for relative, text in pages():
         path = out / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_file(path, text, root=out, sync=False)
         written.append(path)
     for stale in set((out / "commands").glob("*.md")) - set(written):
         stale.unlink()

@@ -16,15 +16,15 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import threading
 from pathlib import Path
+
+from appsdk_cli.safewrite import make_folder, write_file
 
 HOME_ENV = "APPSDK_HOME"
 DEFAULT_NAME = ".appsdk"
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
 _OTHERS = 0o077  # the group's and everyone else's bits
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def home_location() -> Path:
@@ -73,39 +73,49 @@ def _take_others_bits(path: Path) -> None:
 
 def private_folder(folder: Path, home: Path | None = None) -> Path:
     """`folder` made with every missing folder from the home down to it 0700 (the home first, see
-    private_home). A folder outside the home (a cache path a caller chose) is made as any other."""
+    private_home), none through a link out of the home. A folder outside the home (a cache path a caller
+    chose) is made as any other."""
     home = home_location() if home is None else home
-    try:
-        below = folder.relative_to(home)
-    except ValueError:
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder
-    current = private_home(home)
-    for part in below.parts:
-        current = current / part
-        with contextlib.suppress(FileExistsError):
-            current.mkdir(mode=FOLDER_MODE)
-    return folder
+    if not _inside(folder, home):
+        return make_folder(folder, root=folder.parent)
+    return make_folder(folder, root=private_home(home), mode=FOLDER_MODE)
 
 
 def write_private(path: Path, data: str | bytes, *, home: Path | None = None, sync: bool = False) -> Path:
-    """Write `path` whole and readable by this user only: 0600 from the first byte, in a temporary file
-    beside it renamed over it, so no reader sees half a file. `sync` flushes it to disk first (for a file
-    a person edits through appsdk, not for a cache). OSError when it cannot be written."""
-    private_folder(path.parent, home)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    body = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        temporary.unlink(missing_ok=True)  # a leftover of a killed writer keeps its mode; O_EXCL starts afresh
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, FILE_MODE)
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(body)
-            if sync:
-                handle.flush()
-                os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
-    return path
+    """Write `path` whole and readable by this user only: 0600 from the first byte, by safewrite's one
+    writer (a random temporary beside it renamed over it, no planted link followed), so no reader sees half a
+    file. `sync` flushes it to disk first (for a file a person edits through appsdk, not for a cache).
+    OSError when it cannot be written."""
+    home = home_location() if home is None else home
+    root = private_home(home) if _inside(path, home) else path.parent
+    return write_file(path, data, root=root, mode=FILE_MODE, folder_mode=FOLDER_MODE, sync=sync)
+
+
+def _inside(path: Path, home: Path) -> bool:
+    return Path(os.path.abspath(path)).is_relative_to(os.path.abspath(home))
+
+
+MCP_TOKEN_FILE = "mcp-http-token"
+
+
+def mcp_http_token(home: Path | None = None) -> str:
+    """The bearer token `appsdk mcp --port` requires of every request: made (random, 256 bits) the first
+    time it is needed and kept 0600 in the home, so only this user (and what runs as them) can read it, and
+    the config `--print-config ... --port` prints stays valid across restarts. Delete the file to rotate it.
+    OSError when the home cannot be written."""
+    path = private_home(home) / MCP_TOKEN_FILE
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        found = path.lstat()
+        if stat.S_ISREG(found.st_mode) and not found.st_mode & _OTHERS and found.st_uid == _owner(found):
+            token = path.read_text(encoding="ascii").strip()
+            if len(token) >= 32:
+                return token
+    import secrets
+
+    token = secrets.token_urlsafe(32)
+    write_private(path, token + "\n", home=home, sync=True)
+    return token
+
+
+def _owner(found: os.stat_result) -> int:
+    return os.geteuid() if hasattr(os, "geteuid") else found.st_uid

@@ -139,7 +139,13 @@ def parse_front_matter(text: str) -> dict[str, Any] | str:
         parsed = yaml.safe_load("\n".join(lines[1:end]))
     except yaml.YAMLError as problem:
         return f"its front matter is not YAML: {str(problem).splitlines()[0]}"
-    return parsed if isinstance(parsed, dict) else "its front matter is not a mapping of fields"
+    if not isinstance(parsed, dict):
+        return "its front matter is not a mapping of fields"
+    # YAML reads `1:` as the number 1; a listing in JSON can only say "1", so a host cannot match it.
+    odd = [key for key in parsed if not isinstance(key, str)]
+    if odd:
+        return f"its front matter key {odd[0]!r} is not a string (quote it)"
+    return parsed
 
 
 @dataclass(frozen=True)

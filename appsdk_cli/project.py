@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from appsdk_cli.errors import AppsdkError, UsageError
 from appsdk_cli.netloc import is_loopback_host, is_loopback_url
 from appsdk_cli.proctree import listening_process
+from appsdk_cli.safewrite import open_in_place, write_file
 
 DEFAULT_APP = "server:mcp"
 DEFAULT_URL = "http://127.0.0.1:8000/mcp"
@@ -68,14 +69,26 @@ def read_config(project: Path) -> dict[str, Any]:
     return table
 
 
-def find_project(start: Path) -> Path:
+def walk_up(start: Path, ceiling: Path | None = None) -> list[Path]:
+    """`start` (resolved) and the folders above it, nearest first: the one walk up every search for a
+    project, pyproject.toml or .appsdk/ takes. With `ceiling` (`appsdk mcp`'s served root) it stops there,
+    never above it; a start outside the ceiling is searched alone."""
+    start = start.resolve()
+    chain = [start, *start.parents]
+    if ceiling is None:
+        return chain
+    ceiling = ceiling.resolve()
+    return chain[: chain.index(ceiling) + 1] if ceiling in chain else [start]
+
+
+def find_project(start: Path, ceiling: Path | None = None) -> Path:
     """The project a folder belongs to, as `call` finds its dev server: the folder itself when it holds a
-    pyproject.toml or the default server.py, else the nearest parent with a pyproject.toml, else itself.
-    So `appsdk dev` in myapp/widgets/ serves myapp."""
+    pyproject.toml or the default server.py, else the nearest parent with a pyproject.toml (never above
+    `ceiling`), else itself. So `appsdk dev` in myapp/widgets/ serves myapp."""
     start = start.resolve()
     if not start.is_dir() or (start / "pyproject.toml").is_file() or (start / "server.py").is_file():
         return start
-    for folder in start.parents:
+    for folder in walk_up(start, ceiling)[1:]:
         if (folder / "pyproject.toml").is_file():
             return folder
     return start
@@ -118,8 +131,7 @@ def write_dev_state(project: Path, state: DevState) -> Path:
     """Write atomically, so a reader never sees half a file; and name the project under its URL in
     APPSDK_HOME, so a command run from another folder finds it too (see running_dev_for_url)."""
     path = dev_state_path(project)
-    path.parent.mkdir(exist_ok=True)
-    _write_atomically(path, asdict(state))
+    _write_atomically(project, path, asdict(state))
     from appsdk_cli.home import write_private
 
     index = _dev_index_file(state.url)
@@ -128,10 +140,8 @@ def write_dev_state(project: Path, state: DevState) -> Path:
     return path
 
 
-def _write_atomically(path: Path, value: dict[str, Any]) -> None:
-    temporary = path.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+def _write_atomically(project: Path, path: Path, value: dict[str, Any]) -> None:
+    write_file(path, json.dumps(value, indent=2) + "\n", root=project, sync=False)
 
 
 def _dev_index_file(url: str) -> Path:
@@ -244,8 +254,7 @@ def lock_dev_project(project: Path) -> int:
 
     folder = project / STATE_DIR
     try:
-        folder.mkdir(exist_ok=True)
-        fd = os.open(folder / DEV_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_in_place(folder / DEV_LOCK_FILE, os.O_RDWR | os.O_CREAT, root=project, mode=0o644)
     except OSError as problem:
         raise AppsdkError(f"cannot write {folder}: {problem.strerror or problem}") from None
     try:
@@ -276,10 +285,9 @@ def remove_dev_state(project: Path, pid: int | None = None) -> None:
             pass
 
 
-def find_dev_state(start: Path) -> DevState | None:
-    """The dev server of the project containing `start` (this folder or a parent)."""
-    start = start.resolve()
-    for folder in [start, *start.parents]:
+def find_dev_state(start: Path, ceiling: Path | None = None) -> DevState | None:
+    """The dev server of the project containing `start` (this folder or a parent, never above `ceiling`)."""
+    for folder in walk_up(start, ceiling):
         if dev_state_path(folder).is_file():
             return read_dev_state(folder)
         if (folder / "pyproject.toml").is_file():

@@ -13,11 +13,13 @@ import os
 import re
 import secrets
 import shutil
+import stat
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.safewrite import make_folder, move_entry, rename_in_folder, write_file
 
 TEMPLATE = "book-club"
 # `appsdk new --auth`: these files replace or join the template's (the protected resource server).
@@ -176,7 +178,7 @@ def scaffold(
         if occupied:
             replaced, unchanged, added = _merge_into(staging, target, files)
         else:
-            os.replace(staging, target)
+            rename_in_folder(parent, staging.name, name, root=parent)
             replaced, unchanged, added = [], [], files
     except OSError as error:
         raise AppsdkError(f"cannot write the project to {target}: {error.strerror or error}") from error
@@ -253,7 +255,8 @@ def _uncomment_tunnel_table(pyproject: Path) -> None:
     text = pyproject.read_text(encoding="utf-8")
     if _TUNNEL_TABLE_COMMENTED not in text:
         raise AppsdkError("appsdk's template has no [tool.appsdk.tunnel] table; reinstall appsdk-cli")
-    pyproject.write_text(text.replace(_TUNNEL_TABLE_COMMENTED, '[tool.appsdk.tunnel]\ndomain = "'), encoding="utf-8")
+    text = text.replace(_TUNNEL_TABLE_COMMENTED, '[tool.appsdk.tunnel]\ndomain = "')
+    write_file(pyproject, text, root=pyproject.parent, mode=_mode_of(pyproject), sync=False)
 
 
 # --template react: the template's widget file gives way to web/, and what points at it follows.
@@ -348,7 +351,7 @@ def _make_react(staging: Path, files: list[Path]) -> list[Path]:
             if old not in text and name not in _OPTIONAL_EDITS:
                 raise AppsdkError(f"appsdk's template {name} does not have what --template react changes; reinstall")
             text = text.replace(old, new.replace("{{react_section}}", section), 1)
-        path.write_text(text, encoding="utf-8")
+        write_file(path, text, root=staging, mode=_mode_of(path), sync=False)
     with contextlib.suppress(OSError):
         (staging / "widgets").rmdir()
     dropped = {_HTML_WIDGET, Path("web/README-section.md")}
@@ -399,16 +402,19 @@ def _render_tree(source: Path, destination: Path, values: dict[str, str]) -> lis
         relative = Path(*(_undot(part) for part in relative.parts))
         out = destination / relative
         if path.is_dir():
-            out.mkdir(parents=True, exist_ok=True)
+            make_folder(out, root=destination)
             continue
-        out.parent.mkdir(parents=True, exist_ok=True)
         text = path.read_text(encoding="utf-8")
         for key, value in values.items():
             text = text.replace("{{" + key + "}}", value)
-        out.write_text(text, encoding="utf-8")
-        shutil.copymode(path, out)
+        # Made with the template file's mode (an executable stays one), the umask applied as to any new file.
+        write_file(out, text, root=destination, mode=_mode_of(path), sync=False)
         written.append(relative)
     return written
+
+
+def _mode_of(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
 
 
 def _undot(part: str) -> str:
@@ -491,17 +497,15 @@ def _merge_into(staging: Path, target: Path, files: list[Path]) -> tuple[list[Re
         destination = target / relative
         new = staging / relative
         if not os.path.lexists(destination):
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(new, destination)
+            write_file(destination, new.read_bytes(), root=target, mode=_mode_of(new))
             added.append(relative)
         elif not destination.is_symlink() and filecmp.cmp(destination, new, shallow=False):
             unchanged.append(relative)
         else:
             # A link is moved aside as a link, never read or written through.
             backup = backups / relative
-            backup.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(destination, backup)
-            os.replace(new, destination)
+            move_entry(destination, backup, root=target)
+            write_file(destination, new.read_bytes(), root=target, mode=_mode_of(new))
             replaced.append(Replaced(relative, backup.relative_to(target)))
     return replaced, unchanged, added
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.safewrite import open_in_place, write_file
 
 if TYPE_CHECKING:
     from pyngrok.conf import PyngrokConfig
@@ -329,14 +330,10 @@ class Tunnel:
         """A config only this user can read, holding the token, removed once the agent has started."""
         self._private_dir = self._private_dir or Path(tempfile.mkdtemp(prefix="appsdk-ngrok-"))
         path = self._private_dir / "ngrok.yml"
-        path.unlink(missing_ok=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write('version: "2"\n')
-            handle.write(f"authtoken: {_yaml_quote(token)}\n")
-            if self.settings.region:
-                handle.write(f"region: {_yaml_quote(self.settings.region)}\n")
-        return path
+        text = f'version: "2"\nauthtoken: {_yaml_quote(token)}\n'
+        if self.settings.region:
+            text += f"region: {_yaml_quote(self.settings.region)}\n"
+        return write_file(path, text, root=self._private_dir, mode=0o600, sync=False)
 
     @contextmanager
     def _agent_stderr_captured(self) -> Iterator[None]:
@@ -349,7 +346,7 @@ class Tunnel:
         """
         log_dir = self._private_dir or Path(tempfile.mkdtemp(prefix="appsdk-ngrok-"))
         self._private_dir = log_dir
-        log_fd = os.open(log_dir / "agent-stderr.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        log_fd = open_in_place(log_dir / "agent-stderr.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, root=log_dir)
         sys.stderr.flush()
         saved_fd = os.dup(2)
         saved_stream = sys.stderr

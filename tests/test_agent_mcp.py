@@ -243,6 +243,15 @@ async def test_a_path_outside_the_project_is_refused_as_one_error_line(root: Pat
     assert not (tmp_path / "stolen.json").exists() and not (outside / "x").exists()
 
 
+def printed_token(port: int) -> str:
+    """The bearer token, as a user gets it: from the config `appsdk mcp --print-config codex --port` prints."""
+    import re
+
+    printed = appsdk("mcp", "--print-config", "codex", "--port", str(port))
+    assert printed.returncode == 0, printed.stderr
+    return re.findall(r"Bearer ([A-Za-z0-9_-]{32,})", printed.stdout)[0]
+
+
 def test_http_mode_serves_on_loopback_only(root: Path):
     assert appsdk("mcp", str(root), "--port", "8765", "--host", "0.0.0.0").returncode == 2
     refused = appsdk("mcp", str(root), "--port", "8765", "--host", "192.168.1.1")
@@ -256,12 +265,21 @@ def test_http_mode_serves_on_loopback_only(root: Path):
     try:
         wait_for_port(port, process)
         url = f"http://127.0.0.1:{port}/mcp"
+        # Every request carries the bearer token (test_agent_mcp_bounds.py: none gets a 401).
+        bearer = {"Authorization": f"Bearer {printed_token(port)}"}
 
         import anyio
-        from mcp import Client
+        import httpx2
+        from mcp.client.session import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
 
         async def tools() -> list[str]:
-            async with Client(url) as client:
+            async with (
+                httpx2.AsyncClient(headers=bearer) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
                 listed = await client.list_tools()
                 status = await client.call_tool("dev_status", {})
             assert not status.is_error
@@ -270,9 +288,9 @@ def test_http_mode_serves_on_loopback_only(root: Path):
         assert "screenshot" in anyio.run(tools)
         # DNS rebinding: a page on another name that resolves here is refused before any tool runs.
         hello = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-        headers = {"Accept": "application/json, text/event-stream", "Host": "evil.example"}
+        headers = {"Accept": "application/json, text/event-stream", "Host": "evil.example", **bearer}
         assert httpx.post(url, json=hello, headers=headers, timeout=10).status_code in (400, 403, 421)
-        headers = {"Accept": "application/json, text/event-stream", "Origin": "https://evil.example"}
+        headers = {"Accept": "application/json, text/event-stream", "Origin": "https://evil.example", **bearer}
         assert httpx.post(url, json=hello, headers=headers, timeout=10).status_code in (400, 403)
     finally:
         stop(process)

@@ -77,6 +77,7 @@ RULE_FIXTURES = [
     ("APPS006", "skill-tool-hints-implicit"),
     ("APPS007", "skill-dynamic"),
     ("APPS008", "skills-not-served"),
+    ("APPS009", "skill-file-linked"),
 ]
 # Rules about what a server shows over HTTP (sign-in discovery), or fixtures no MCPServer can be.
 LIVE_ONLY = {
@@ -95,7 +96,7 @@ LIVE_ONLY = {
     "x-mcp-header-invalid",
 }
 # Rules about the project's files, which a server's URL does not lead to.
-PATH_ONLY = {"widget-build-stale", "skills-not-served"}
+PATH_ONLY = {"widget-build-stale", "skills-not-served", "skill-file-linked"}
 SEVERITY = {rule.id: rule.severity.value for rule in RULES}
 NO_ENV_URL = {"APPSDK_URL": ""}  # so a developer's own APPSDK_URL cannot redirect these tests
 

@@ -113,16 +113,16 @@ def test_failure_midway_leaves_nothing(tmp_path: Path, monkeypatch: pytest.Monke
     the parent folders that --path made."""
     import appsdk_cli.scaffold as module
 
-    real_write = Path.write_text
+    real_write = module.write_file  # every file the scaffold writes goes through appsdk_cli.safewrite
     calls = {"n": 0}
 
-    def failing_write(self: Path, *args, **kwargs):
+    def failing_write(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 3:
             raise OSError(28, "No space left on device")
-        return real_write(self, *args, **kwargs)
+        return real_write(*args, **kwargs)
 
-    monkeypatch.setattr(module.Path, "write_text", failing_write)
+    monkeypatch.setattr(module, "write_file", failing_write)
     with pytest.raises(AppsdkError, match="No space left on device"):
         scaffold("demo", tmp_path / "new" / "parent")
     assert list(tmp_path.iterdir()) == []

@@ -31,10 +31,10 @@ def serve_stdio(root: Path, *, timeout: float = 30.0) -> None:
     serve(root, timeout=timeout)
 
 
-def serve_http(root: Path, *, host: str, port: int, timeout: float = 30.0) -> None:
+def serve_http(root: Path, *, host: str, port: int, token: str, timeout: float = 30.0) -> None:
     from appsdk_cli.agentserver.server import serve_http as serve
 
-    serve(root, host=host, port=port, timeout=timeout)
+    serve(root, host=host, port=port, token=token, timeout=timeout)
 
 
 __all__ = ["build_server", "serve_http", "serve_stdio"]

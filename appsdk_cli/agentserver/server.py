@@ -9,6 +9,7 @@ run inside an event loop); progress crosses back to the loop as notifications/pr
 from __future__ import annotations
 
 import base64
+import hmac
 import io
 import json
 import traceback
@@ -208,8 +209,9 @@ def serve_wire(
         space.kept.close()
 
 
-def http_app(root: Path, *, host: str, timeout: float = 30.0, space: Workspace | None = None) -> Any:
-    """The streamable-HTTP ASGI app at /mcp, with DNS-rebinding protection: loopback Hosts and Origins only."""
+def http_app(root: Path, *, host: str, token: str, timeout: float = 30.0, space: Workspace | None = None) -> Any:
+    """The streamable-HTTP ASGI app at /mcp, with DNS-rebinding protection (loopback Hosts and Origins only)
+    behind a bearer token: loopback is every local user's, and these tools run the project's code."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from appsdk_cli.netloc import LOOPBACK_HOST_PATTERNS, LOOPBACK_ORIGIN_PATTERNS
@@ -220,11 +222,37 @@ def http_app(root: Path, *, host: str, timeout: float = 30.0, space: Workspace |
         allowed_origins=list(LOOPBACK_ORIGIN_PATTERNS),
     )
     server = build_server(root, timeout=timeout, space=space)
-    return server.streamable_http_app(host=host, transport_security=security)
+    return _BearerOnly(server.streamable_http_app(host=host, transport_security=security), token)
 
 
-def serve_http(root: Path, *, host: str, port: int, timeout: float = 30.0) -> None:
-    """Serve streamable HTTP at http://HOST:PORT/mcp until interrupted; HOST must be a loopback host."""
+class _BearerOnly:
+    """Answers 401 to every HTTP request without `Authorization: Bearer TOKEN` (compared in constant time)."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = [value for name, value in scope.get("headers", []) if name.lower() == b"authorization"]
+            if len(given) != 1 or not hmac.compare_digest(given[0], self._expected):
+                body = json.dumps(
+                    {"error": "appsdk mcp needs its bearer token: `appsdk mcp --print-config codex --port PORT`"}
+                ).encode()
+                headers = [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", b'Bearer realm="appsdk mcp"'),
+                ]
+                await send({"type": "http.response.start", "status": 401, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def serve_http(root: Path, *, host: str, port: int, token: str, timeout: float = 30.0) -> None:
+    """Serve streamable HTTP at http://HOST:PORT/mcp until interrupted; HOST must be a loopback host, and
+    every request must carry `token` (home.mcp_http_token)."""
     import uvicorn
 
     from appsdk_cli.netloc import is_loopback_host
@@ -232,7 +260,7 @@ def serve_http(root: Path, *, host: str, port: int, timeout: float = 30.0) -> No
     if not is_loopback_host(host):
         raise AppsdkError(f"appsdk mcp serves on loopback only; {host!r} is not a loopback host")
     space = Workspace(root.resolve(), timeout)
-    app = http_app(root, host=host, space=space)
+    app = http_app(root, host=host, token=token, space=space)
     try:
         uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
     finally:

@@ -9,6 +9,7 @@ one line the server returns as an isError result, exactly as the CLI would print
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -215,7 +216,7 @@ def _dev_status(space: Workspace, arguments: dict[str, Any], progress: Progress)
     from appsdk_cli.project import find_project, read_dev_state
 
     app = space.app(arguments)
-    project = find_project(app)
+    project = find_project(app, ceiling=space.root)
     if project != space.root and space.root not in project.parents:
         project = app  # no pyproject.toml up to the root: the folder itself, never a parent outside it
     # Both files are the project's, which anyone who wrote to it could have planted: each counts only
@@ -284,7 +285,7 @@ def _target(space: Workspace, arguments: dict[str, Any]) -> Any:
     """The app's server, found as `appsdk call` finds it from the app folder (its running `appsdk dev`)."""
     from appsdk_cli.connection import resolve_target
 
-    return resolve_target(None, None, timeout=space.timeout, cwd=space.app(arguments))
+    return resolve_target(None, None, timeout=space.timeout, cwd=space.app(arguments), ceiling=space.root)
 
 
 def _list_tools(space: Workspace, arguments: dict[str, Any], progress: Progress) -> Answer:
@@ -408,7 +409,7 @@ def _live_source(space: Workspace, app: Path, tool: str) -> Any:
     """The app's running server, never its code: choose_source's live answer, or a one-line refusal."""
     from appsdk_cli.snapshot.source import choose_source
 
-    source = choose_source(None, None, timeout=space.timeout, cwd=app)
+    source = choose_source(None, None, timeout=space.timeout, cwd=app, ceiling=space.root)
     if source.mode != "live":
         where = app.relative_to(space.root) if app != space.root else Path(".")
         raise OwnWords(
@@ -423,7 +424,7 @@ def _code_source(space: Workspace, app: Path) -> Any:
     from appsdk_cli.project import find_project
     from appsdk_cli.snapshot.source import Source
 
-    project = find_project(app)
+    project = find_project(app, ceiling=space.root)
     if project != space.root and space.root not in project.parents:
         project = app  # no pyproject.toml up to the root: the folder itself, never a parent outside it
     return Source("path", project=project)
@@ -622,9 +623,12 @@ def _contract_snapshot(
     space: Workspace, arguments: dict[str, Any], progress: Progress, *, runs_code: bool = False
 ) -> Answer:
     from appsdk_cli.contract import compare, dumps, load, snapshot_contract
+    from appsdk_cli.safewrite import write_file
 
     app = space.app(arguments)
-    output = inside(space.root, str(app / str(arguments.get("output", DEFAULT_CONTRACT))), what="output")
+    # Checked resolved (a link out is refused here), written by the name given: safewrite refuses a link there.
+    output = Path(os.path.abspath(app / str(arguments.get("output", DEFAULT_CONTRACT))))
+    inside(space.root, str(output), what="output")
     progress(0, 2, "importing the project's code" if runs_code else "reading what the app sends")
     source = _code_source(space, app) if runs_code else _live_source(space, app, "contract_snapshot")
     contract = snapshot_contract(source, timeout=space.timeout)
@@ -635,10 +639,7 @@ def _contract_snapshot(
         except AppsdkError:
             previous = None
     try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        partial = output.with_name(output.name + ".partial")
-        partial.write_text(dumps(contract), encoding="utf-8")
-        partial.replace(output)
+        write_file(output, dumps(contract), root=space.root)
     except OSError as problem:
         raise AppsdkError(f"cannot write {output}: {problem.strerror}") from None
     progress(2, 2, "recorded")

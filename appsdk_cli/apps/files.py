@@ -13,13 +13,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from appsdk_cli.errors import AppsdkError, UsageError
 from appsdk_cli.home import HOME_ENV, home_location, private_folder, write_private
+from appsdk_cli.project import walk_up
+from appsdk_cli.safewrite import open_in_place, write_file
 
 STATE_DIR = ".appsdk"
 APPS_FILE = "apps.toml"
@@ -37,9 +38,8 @@ def find_workspace(start: Path, home: Path) -> Path | None:
 
     A folder whose `.appsdk` is APPSDK_HOME itself (running in ~) is not a project.
     """
-    start = start.resolve()
     home = home.resolve()
-    for folder in [start, *start.parents]:
+    for folder in walk_up(start):
         state = folder / STATE_DIR
         if state.resolve() == home:
             return None
@@ -88,26 +88,22 @@ class Paths:
 
 
 def write_atomically(path: Path, text: str, *, home: Path) -> None:
-    """A temporary file in the same folder, flushed to disk, renamed over the target: never half a file.
-    Under `home` (APPSDK_HOME) the file is private (0600, see appsdk_cli.home); a project's is the user's own."""
+    """A temporary file in the same folder, flushed to disk, renamed over the target: never half a file, never
+    through a planted link (appsdk_cli.safewrite). Under `home` (APPSDK_HOME) the file is private (0600, see
+    appsdk_cli.home); a project's (in its .appsdk/) is the user's own, and stays inside that project."""
     make_folder(path.parent, home=home)
-    if path.is_relative_to(home):
-        try:
-            write_private(path, text.encode("utf-8"), home=home, sync=True)
-        except OSError as problem:
-            raise AppsdkError(f"cannot write {path}: {problem.strerror or problem}") from problem
-        return
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        if path.is_relative_to(home):
+            write_private(path, text.encode("utf-8"), home=home, sync=True)
+        else:
+            write_file(path, text, root=_root_of(path, home))
     except OSError as problem:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         raise AppsdkError(f"cannot write {path}: {problem.strerror or problem}") from problem
+
+
+def _root_of(path: Path, home: Path) -> Path:
+    """Where a registry file's writes must stay: APPSDK_HOME, or the project whose .appsdk/ holds it."""
+    return home if path.is_relative_to(home) else path.parent.parent
 
 
 def make_folder(folder: Path, *, home: Path) -> None:
@@ -127,7 +123,11 @@ def locked(path: Path, *, home: Path) -> Iterator[None]:
     import fcntl
 
     make_folder(path.parent, home=home)
-    descriptor = os.open(path.with_name(f".{path.name}.lock"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    lock_file = path.with_name(f".{path.name}.lock")
+    try:
+        descriptor = open_in_place(lock_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, root=_root_of(path, home))
+    except OSError as problem:
+        raise AppsdkError(f"cannot lock {path}: {problem.strerror or problem}") from None
     with os.fdopen(descriptor, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:

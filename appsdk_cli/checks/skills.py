@@ -10,6 +10,8 @@ Sources: SEP-2640 (mcpskills.SPEC) and the Agent Skills format it delegates to (
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,7 +90,26 @@ FOLDER_NOT_SERVED = Rule(
     "Hosts import a server's skills only through skills/list, which a server offers only once it declares "
     f"io.modelcontextprotocol/skills: {SPEC}#capability-negotiation",
 )
-RULES = (LIST_FAILS, GET_FAILS, DIGEST_MISMATCH, MANIFEST_INVALID, FRONT_MATTER, TOOL_HINTS, DYNAMIC, FOLDER_NOT_SERVED)
+FILE_LINKED = Rule(
+    "APPS009",
+    "skill-file-linked",
+    Severity.ERROR,
+    "A file or folder in the project's skills/ that is a symbolic link (or not a regular file)",
+    "A server that follows it serves whatever it points at (a .env, a key) as part of a skill; skills_mcp.py "
+    "serves only regular files inside skills/, and Codex rejects a plugin whose files are links for the same "
+    "reason (PLUG rules)",
+)
+RULES = (
+    LIST_FAILS,
+    GET_FAILS,
+    DIGEST_MISMATCH,
+    MANIFEST_INVALID,
+    FRONT_MATTER,
+    TOOL_HINTS,
+    DYNAMIC,
+    FOLDER_NOT_SERVED,
+    FILE_LINKED,
+)
 
 _SERVER = "server"
 
@@ -205,16 +226,42 @@ def _front_matter_fix(uri: str) -> str:
 
 
 def folder_findings(project: Path, snapshot: Snapshot) -> list[Finding]:
-    """The project's own skills/ folder, which the server does not serve (only the project's files tell)."""
+    """The project's own skills/ folder (only the project's files tell): a link or other non-regular file in
+    it, and skills the server does not serve."""
     folder = project / "skills"
-    if snapshot.skills_declared or not folder.is_dir() or not any(folder.glob(f"*/{mcpskills.SKILL_FILE}")):
+    if folder.is_symlink() or not folder.is_dir():
         return []
+    findings = list(_linked(folder))
+    if snapshot.skills_declared or not any(folder.glob(f"*/{mcpskills.SKILL_FILE}")):
+        return findings
     return [
+        *findings,
         Finding(
             FOLDER_NOT_SERVED,
             _SERVER,
             f"{folder} holds skills, but the server does not declare {mcpskills.SKILLS_EXTENSION}",
             "serve them: copy skills_mcp.py from a new app (`appsdk new`), then skills = SkillsOverMcp(folder) "
             "and MCPServer(..., extensions=[skills], middleware=[skills.keep_capability])",
-        )
+        ),
     ]
+
+
+def _linked(folder: Path) -> Iterator[Finding]:
+    """Every entry under `folder` that is a link or not a regular file or folder; links are not followed."""
+    for where, folders, names in os.walk(folder, followlinks=False):
+        for name in sorted(folders + names):
+            path = Path(where) / name
+            try:
+                mode = path.lstat().st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+                continue
+            shown = path.relative_to(folder.parent).as_posix()
+            what = f"a symbolic link to {os.readlink(path)}" if stat.S_ISLNK(mode) else "not a regular file"
+            yield Finding(
+                FILE_LINKED,
+                f"file {shown}",
+                f"{shown} is {what}; a skill may hold only regular files inside skills/",
+                f"replace {shown} with a copy of the file itself, or remove it (never link a secret into skills/)",
+            )

@@ -48,7 +48,7 @@ def types(
         types_result(None, web / GENERATED, as_json=as_json)
         return
     snapshot = collect_path(app_target(project), timeout=60.0, call_tools=False)
-    types_result(write_types(web, snapshot.tools), web / GENERATED, as_json=as_json)
+    types_result(write_types(web, snapshot.tools, project=project), web / GENERATED, as_json=as_json)
 
 
 def build(

@@ -33,7 +33,8 @@ def mcp(
         str | None,
         typer.Option(
             "--print-config",
-            help="Print the lines that register this server with codex or claude (Claude Code), and exit.",
+            help="Print the lines that register this server with codex or claude (Claude Code), and exit; with "
+            "--port, the HTTP server's, its bearer token included.",
             metavar="codex|claude",
             show_default=False,
         ),
@@ -44,7 +45,8 @@ def mcp(
     contract_compare, which talk to the running `appsdk dev` only; and check_code,
     contract_snapshot_code and contract_compare_code, which import and run the project's server.py (and
     are annotated so). A server's text reaches the agent fenced as untrusted data. Stdio by default (the
-    agent starts it); --port serves streamable HTTP on loopback.
+    agent starts it); --port serves streamable HTTP on loopback,
+    to requests that carry the bearer token kept in APPSDK_HOME/mcp-http-token (0600; made on first use).
 
     Register it with `appsdk mcp --print-config codex` (or claude); `appsdk skill install` teaches the
     agent the loop.
@@ -59,7 +61,15 @@ def mcp(
 
         if print_config not in tuple(Agent):
             raise UsageError(f"--print-config {print_config!r}: choose codex or claude")
-        config_lines(registration(Agent(print_config)))
+        if port is None:
+            config_lines(registration(Agent(print_config)))
+            return
+        from appsdk_cli.agentsetup import http_registration
+        from appsdk_cli.netloc import is_loopback_host
+
+        if not is_loopback_host(host):
+            raise UsageError(f"--host {host!r} is not a loopback address: appsdk mcp serves this machine only")
+        config_lines(http_registration(Agent(print_config), _url(host, port), _token()))
         return
     from appsdk_cli.netloc import is_loopback_host
 
@@ -78,5 +88,23 @@ def mcp(
     from appsdk_cli.agentserver import serve_http
     from appsdk_cli.render.agent import serving
 
-    serving(f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp", root)
-    serve_http(root, host=host, port=port, timeout=timeout)
+    token = _token()
+    serving(_url(host, port), root, print_config=f"appsdk mcp --print-config codex --port {port}")
+    serve_http(root, host=host, port=port, token=token, timeout=timeout)
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp"
+
+
+def _token() -> str:
+    from appsdk_cli.errors import AppsdkError
+    from appsdk_cli.home import HOME_ENV, mcp_http_token
+
+    try:
+        return mcp_http_token()
+    except OSError as problem:
+        raise AppsdkError(
+            f"cannot keep the bearer token in the appsdk home: {problem.strerror or problem}; set {HOME_ENV} "
+            "to a folder you can write"
+        ) from None

@@ -72,11 +72,10 @@ def snapshot(
             previous = load(output)
         except AppsdkError:
             previous = None  # overwritten with a good one; nothing to compare with
+    from appsdk_cli.safewrite import default_root, write_file
+
     try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        partial = output.with_name(output.name + ".partial")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(output)
+        write_file(output, text, root=default_root(output))
     except OSError as problem:
         raise AppsdkError(f"cannot write {output}: {problem.strerror}") from None
     changes = compare(previous, contract) if previous is not None else None

@@ -19,6 +19,7 @@ from typing import Any
 
 from appsdk_cli.devserver import events
 from appsdk_cli.project import STATE_DIR, DevState
+from appsdk_cli.safewrite import write_file
 
 STATUS_FILE = "status.json"
 # `File "/…/server.py", line 12, in <module>`: the frames of a Python traceback.
@@ -109,11 +110,7 @@ class StatusRecorder:
         return True
 
     def _write(self) -> None:
-        path = status_path(self.project)
-        path.parent.mkdir(exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(self._status, indent=2) + "\n", encoding="utf-8")
-        os.replace(temporary, path)
+        write_file(status_path(self.project), json.dumps(self._status, indent=2) + "\n", root=self.project, sync=False)
 
 
 def _place(summary: str, traceback: str, project: Path) -> dict[str, Any]:

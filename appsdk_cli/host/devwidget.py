@@ -107,8 +107,6 @@ def vite_page(record: Callable[[LogEntry], None], session: PreviewSession, templ
 
 
 def _project_of(start: Path) -> Path:
-    start = start.resolve()
-    for folder in [start, *start.parents]:
-        if (folder / "pyproject.toml").is_file():
-            return folder
-    return start
+    from appsdk_cli.project import walk_up
+
+    return next((folder for folder in walk_up(start) if (folder / "pyproject.toml").is_file()), start.resolve())

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from appsdk_cli.safewrite import write_file
+
 FILE_PARAMS_KEY = "openai/fileParams"
 MAX_FILE_BYTES = 6 * 1024 * 1024  # the host posts an upload as base64 JSON, under the server's 8 MiB body cap
 _ID = re.compile(r"^file_[0-9a-f]{32}$")
@@ -87,7 +89,7 @@ class FileStore:
         file_id = f"file_{secrets.token_hex(16)}"
         with self._lock:
             path = self._directory() / file_id
-            path.write_bytes(data)
+            write_file(path, data, root=path.parent, mode=0o600, sync=False)
             stored = StoredFile(file_id=file_id, file_name=name[:255], mime_type=mime[:255], size=len(data), path=path)
             self._files[file_id] = stored
         return stored

@@ -8,7 +8,6 @@ server's tools and widgets; URLs as marked placeholders), `.codex-mcp.json` poin
 from __future__ import annotations
 
 import json
-import os
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from appsdk_cli.plugin.rules import (
     SEMVER,
     TEXT_LIMITS,
 )
+from appsdk_cli.safewrite import write_file
 
 LOGO = "assets/logo.png"
 LOGO_SIZE = 512
@@ -194,11 +194,8 @@ def build_manifest(project: dict[str, Any], snapshot: Any, *, folder: str, categ
     return manifest
 
 
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
+def _write(root: Path, path: Path, data: bytes) -> None:
+    write_file(root / path, data, root=root)
 
 
 def init_plugin(
@@ -226,9 +223,9 @@ def init_plugin(
     rgb = images.hex_colour(manifest["interface"]["brandColor"])
     assert rgb is not None
     try:
-        _write(root / LOGO, images.placeholder_logo(LOGO_SIZE, rgb))
-        _write(root / MCP_CONFIG, (json.dumps(config, indent=2) + "\n").encode())
-        _write(root / CODEX_MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
+        _write(root, LOGO, images.placeholder_logo(LOGO_SIZE, rgb))
+        _write(root, MCP_CONFIG, (json.dumps(config, indent=2) + "\n").encode())
+        _write(root, CODEX_MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
     except OSError as error:
         raise AppsdkError(f"cannot write the plugin files into {root}: {error.strerror or error}") from error
     placeholders = (

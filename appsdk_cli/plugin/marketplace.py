@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shlex
 import shutil
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from appsdk_cli.home import home_location, private_folder
 from appsdk_cli.plugin.manifest import discover, read_json_object
 from appsdk_cli.plugin.rules import AUTH_POLICIES, EXPANDED_LIMIT, INSTALL_POLICIES, check_plugin
 from appsdk_cli.plugin.tree import NotAFile, read_regular, walk_package
+from appsdk_cli.safewrite import make_folder, rename_in_folder, write_file
 
 MARKETPLACE_FILE = ".agents/plugins/marketplace.json"
 DEFAULT_MARKETPLACE_NAME = "appsdk-local"
@@ -52,26 +54,26 @@ def default_marketplace() -> Path:
     return home_location() / "codex-marketplace"
 
 
-def _copy_plugin(root: Path, destination: Path) -> None:
-    """Replace destination with the plugin's package files; the old copy goes only once the new one is whole."""
+def _copy_plugin(root: Path, destination: Path, market_root: Path) -> None:
+    """Replace destination with the plugin's package files; the old copy goes only once the new one is whole.
+    Every write stays under the marketplace (appsdk_cli.safewrite), the copy made under a random name."""
     files = walk_package(root, skip={destination.resolve()}).files
-    staging = destination.with_name(f".{destination.name}.{os.getpid()}.new")
-    retired = destination.with_name(f".{destination.name}.{os.getpid()}.old")
-    shutil.rmtree(staging, ignore_errors=True)
+    token = secrets.token_hex(6)
+    plugins = destination.parent
+    staging, retired = f".{destination.name}.{token}.new", f".{destination.name}.{token}.old"
     try:
+        make_folder(plugins / staging, root=market_root)
         for relative in files:
-            target = staging / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
+            target = plugins / staging / relative
             # Read as the check read it (a regular file, opened non-blocking), then its mode and times.
-            target.write_bytes(read_regular(root / relative, root=root, limit=EXPANDED_LIMIT + 1))
-            shutil.copystat(root / relative, target)
-        staging.mkdir(parents=True, exist_ok=True)
-        if destination.exists():
-            os.replace(destination, retired)
-        os.replace(staging, destination)
+            write_file(target, read_regular(root / relative, root=root, limit=EXPANDED_LIMIT + 1), root=market_root)
+            shutil.copystat(root / relative, target, follow_symlinks=False)
+        if os.path.lexists(destination):
+            rename_in_folder(plugins, destination.name, retired, root=market_root)
+        rename_in_folder(plugins, staging, destination.name, root=market_root)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(retired, ignore_errors=True)
+        shutil.rmtree(plugins / staging, ignore_errors=True)
+        shutil.rmtree(plugins / retired, ignore_errors=True)
 
 
 def install_codex(
@@ -136,11 +138,9 @@ def install_codex(
         if not in_place:
             # Inside APPSDK_HOME (the default) the folders are made private, as everything there is.
             private_folder(market_root / "plugins")
-            _copy_plugin(root, market_root / "plugins" / folder)
+            _copy_plugin(root, market_root / "plugins" / folder, market_root)
         private_folder(market_file.parent)
-        temporary = market_file.with_name(f".{market_file.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(market, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(temporary, market_file)
+        write_file(market_file, json.dumps(market, indent=2, ensure_ascii=False) + "\n", root=market_root)
     except NotAFile as refusal:  # swapped since the check: one line, the marketplace left as it was
         raise AppsdkError(f"a file in {root} {refusal} since it was checked; nothing was installed") from None
     except OSError as error:

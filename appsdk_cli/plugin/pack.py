@@ -9,17 +9,18 @@ its sha256 identifies the submission. The archive rules (no symlinks, no .., no 
 from __future__ import annotations
 
 import hashlib
-import os
 import stat
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from appsdk_cli.checks.model import CheckReport
 from appsdk_cli.errors import AppsdkError, UsageError
 from appsdk_cli.plugin.manifest import discover
 from appsdk_cli.plugin.rules import COMPRESSED_LIMIT, EXPANDED_LIMIT, check_plugin
 from appsdk_cli.plugin.tree import NotAFile, read_regular, walk_package
+from appsdk_cli.safewrite import default_root, replacing
 
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 COMPRESSION_LEVEL = 9
@@ -36,10 +37,10 @@ class PackResult:
     sha256: str = ""
 
 
-def archive_bytes_into(path: Path, root: Path, files: list[PurePosixPath]) -> int:
-    """Write the zip to path; return the bytes before compression."""
+def archive_bytes_into(handle: BinaryIO, root: Path, files: list[PurePosixPath]) -> int:
+    """Write the zip to a handle safewrite opened; return the bytes before compression."""
     expanded = 0
-    with zipfile.ZipFile(path, "w") as archive:
+    with zipfile.ZipFile(handle, "w") as archive:
         for relative in files:
             source = root / relative
             data = read_regular(source, root=root, limit=EXPANDED_LIMIT + 1)
@@ -64,22 +65,20 @@ def pack_plugin(root: Path, *, output: Path | None = None, strict: bool = False)
         raise UsageError(f"-o {out_dir} is a file; give a folder for the archive")
     files = walk_package(root, skip={out_dir}).files
     archive = out_dir / f"{manifest['name']}-{manifest['version']}.zip"
-    temporary = out_dir / f".{archive.name}.{os.getpid()}.tmp"
+    # The default dist/ stays inside the plugin; a folder named with -o is the user's choice.
+    allowed = root if output is None else default_root(out_dir)
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        expanded = archive_bytes_into(temporary, root, files)
-        compressed = temporary.stat().st_size
-        if compressed > COMPRESSED_LIMIT:
-            raise AppsdkError(
-                f"the archive is {compressed / 1_048_576:.0f} MB compressed, over the 100 MB limit; "
-                "keep data and build output out of the plugin folder"
-            )
-        os.replace(temporary, archive)
+        with replacing(archive, root=allowed) as handle:
+            expanded = archive_bytes_into(handle, root, files)
+            compressed = handle.tell()
+            if compressed > COMPRESSED_LIMIT:
+                raise AppsdkError(
+                    f"the archive is {compressed / 1_048_576:.0f} MB compressed, over the 100 MB limit; "
+                    "keep data and build output out of the plugin folder"
+                )
     except NotAFile as refusal:  # swapped since the check: one line, nothing packed
         raise AppsdkError(f"a file in {root} {refusal} since it was checked; nothing was packed") from None
     except OSError as error:
         raise AppsdkError(f"cannot write {archive}: {error.strerror or error}") from error
-    finally:
-        temporary.unlink(missing_ok=True)
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
     return PackResult(report, archive, len(files), expanded, compressed, digest)

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from appsdk_cli import __version__
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.safewrite import open_in_place
 
 if TYPE_CHECKING:
     from appsdk_cli.preview.screenshot import ChromiumSandbox, ComingPage, Screenshot
@@ -183,7 +184,7 @@ class KeptBrowserClient:
             return connection
         # One command starts it; another arriving meanwhile waits for that one instead of starting its own.
         lock_path = self.home / "browser.lock"
-        descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        descriptor = open_in_place(lock_path, os.O_RDWR | os.O_CREAT, root=self.home, mode=0o600)
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX)
             connection = _connect(self.path)
@@ -260,10 +261,18 @@ def shoot_kept(
     """As take_screenshot, by the kept browser: it is found or started first, while `page_url` may still be
     coming (the tool called, the host started), then it shoots and this process writes `out`.
     KeptBrowserUnavailable when no kept browser can be had (the caller then shoots in-process)."""
-    from appsdk_cli.preview.screenshot import JPEG_QUALITY, VIEWPORT, ComingPage, image_type, screenshot_from
+    from appsdk_cli.preview.screenshot import (
+        JPEG_QUALITY,
+        VIEWPORT,
+        ComingPage,
+        image_type,
+        output_path,
+        screenshot_from,
+        write_shot,
+    )
 
     kind = image_type(out)
-    out = out.expanduser().resolve()
+    out = output_path(out)
     if not out.parent.is_dir():
         raise AppsdkError(f"cannot write {out}: the folder {out.parent} does not exist")
     client = KeptBrowserClient(chromium, sandbox.enabled, sandbox.reason)
@@ -271,7 +280,7 @@ def shoot_kept(
     url = page_url.wait() if isinstance(page_url, ComingPage) else page_url
     quality = JPEG_QUALITY if kind == "jpeg" else None
     shot = client.shoot(url, kind=kind, quality=quality, viewport=VIEWPORT, timeout=timeout)
-    out.write_bytes(shot.data)
+    write_shot(out, shot.data)
     return screenshot_from(out, kind, chromium, shot.data, list(shot.problems))
 
 

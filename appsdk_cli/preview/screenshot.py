@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.safewrite import default_root, write_file
 
 CHROMIUM_ENV = "APPSDK_CHROMIUM"
 INSTALL_HINT = (
@@ -206,7 +207,7 @@ def take_screenshot(
     check_playwright()
     from playwright.sync_api import sync_playwright
 
-    out = out.expanduser().resolve()
+    out = output_path(out)
     if not out.parent.is_dir():
         raise AppsdkError(f"cannot write {out}: the folder {out.parent} does not exist")
     milliseconds = timeout * 1000
@@ -225,7 +226,7 @@ def take_screenshot(
                 try:
                     url = page_url.wait(interrupt) if isinstance(page_url, ComingPage) else page_url
                     data, problems = _capture(browser, url, options, milliseconds)
-                    out.write_bytes(data)
+                    write_shot(out, data)
                 finally:
                     browser.close()
         except Exception as problem:
@@ -424,7 +425,7 @@ class KeptBrowser:
         """As take_screenshot, in the kept browser."""
         kind = image_type(out)
         check_playwright()
-        out = out.expanduser().resolve()
+        out = output_path(out)
         if not out.parent.is_dir():
             raise AppsdkError(f"cannot write {out}: the folder {out.parent} does not exist")
         options: dict[str, object] = {"type": kind}
@@ -435,7 +436,7 @@ class KeptBrowser:
         except Exception as problem:
             _raise_as_appsdk_error(problem, self.chromium, timeout)
             raise
-        out.write_bytes(data)
+        write_shot(out, data)
         return screenshot_from(out, kind, self.chromium, data, problems)
 
     def start(self) -> None:
@@ -547,6 +548,20 @@ class _DriverGone(logging.Filter):
         gone = record.exc_info[1] if record.exc_info else None
         unclaimed = record.getMessage().startswith("Future exception was never retrieved")
         return not (unclaimed and "while reading from the driver" in str(gone))
+
+
+def output_path(out: Path) -> Path:
+    """The image's path made absolute without following links: a link planted under its name is refused
+    when written, not resolved to wherever it points."""
+    return Path(os.path.abspath(out.expanduser()))
+
+
+def write_shot(out: Path, data: bytes) -> None:
+    """The image, whole, by appsdk's one writer (under the current folder when it is there)."""
+    try:
+        write_file(out, data, root=default_root(out))
+    except OSError as problem:
+        raise AppsdkError(f"cannot write {out}: {problem.strerror or problem}") from None
 
 
 def written_at(path: Path) -> int | None:

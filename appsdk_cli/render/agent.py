@@ -18,9 +18,10 @@ def config_lines(text: str) -> None:
     sys.stdout.flush()
 
 
-def serving(url: str, root: Path) -> None:
-    # stderr: stdout stays free, as it must for the stdio mode of the same command.
+def serving(url: str, root: Path, *, print_config: str) -> None:
+    # stderr: stdout stays free, as it must for the stdio mode of the same command. The token is not shown.
     say(stderr(), f"appsdk mcp serving [bold]{escape(url)}[/] for {escape(str(root))} (Ctrl-C stops it)")
+    say(stderr(), f"[dim]Requests need its bearer token: `{escape(print_config)}` prints the config with it.[/]")
 
 
 def skill_installed(results: list[SkillInstall], *, as_json: bool) -> None:

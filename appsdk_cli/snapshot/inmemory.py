@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from appsdk_cli.mcpskills import declared
+from appsdk_cli.safewrite import open_in_place, write_file
 from appsdk_cli.snapshot.loader import TargetMissing, failure_line, first_line, import_server, leaf
 from appsdk_cli.snapshot.model import Snapshot
 from appsdk_cli.snapshot.plan import skill_file_uris, tools_to_call, uris_to_read
@@ -221,7 +222,9 @@ def run(request: dict[str, Any], progress: TextIO) -> dict[str, Any]:
 
 def main() -> None:
     request = json.loads(sys.argv[1])
-    with open(request["progress"], "a", encoding="utf-8") as progress:
+    progress_file = Path(request["progress"])
+    appending = open_in_place(progress_file, os.O_WRONLY | os.O_APPEND, root=progress_file.parent)
+    with os.fdopen(appending, "a", encoding="utf-8") as progress:
         try:
             outcome = run(request, progress)
         except Exception as error:
@@ -229,9 +232,7 @@ def main() -> None:
             traceback.print_exc()
     # Written whole and renamed into place, so the parent never reads half a result.
     result = Path(request["result"])
-    partial = result.with_suffix(".partial")
-    partial.write_text(json.dumps(outcome), encoding="utf-8")
-    os.replace(partial, result)
+    write_file(result, json.dumps(outcome), root=result.parent, sync=False)
     sys.stdout.flush()
     sys.stderr.flush()
     # Stay alive until the parent has stopped every process the app started: while we live they are

@@ -19,6 +19,7 @@ import appsdk_cli
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.proctree import TailReader, kill_tree
 from appsdk_cli.project import AppTarget
+from appsdk_cli.safewrite import write_file
 from appsdk_cli.snapshot.loader import SERVES_ON_IMPORT_HINT
 from appsdk_cli.snapshot.model import Snapshot
 
@@ -44,7 +45,7 @@ def collect_path(app: AppTarget, *, timeout: float, call_tools: bool = True) -> 
     with tempfile.TemporaryDirectory(prefix="appsdk-check-") as scratch:
         folder = Path(scratch)
         result, progress = folder / "result.json", folder / "progress.txt"
-        progress.touch()
+        write_file(progress, b"", root=folder, sync=False)
         request = {
             "project": str(app.project),
             "module": app.module,

@@ -31,11 +31,12 @@ def choose_source(
     cwd: Path | None = None,
     token: str | None = None,
     protocol: str = "auto",
+    ceiling: Path | None = None,
 ) -> Source:
     """--url or PATH when given; else $APPSDK_URL, else this project's running `appsdk dev` (live);
     else PATH mode on the current folder. The same rule as `appsdk call` (connection.find_server), with
     PATH mode in place of the default URL: code on disk is a better guess than a server that may not be
-    running."""
+    running. `ceiling`: no search for the project or its dev goes above it (`appsdk mcp`'s root)."""
     from appsdk_cli.connection import Target, find_server
     from appsdk_cli.errors import UsageError
     from appsdk_cli.project import find_project
@@ -47,14 +48,15 @@ def choose_source(
     if path is not None:
         if path.is_file() and path.suffix == ".py":
             return Source("path", project=path.resolve().parent, app=path.stem)
-        return Source("path", project=find_project(path))
+        return Source("path", project=find_project(path, ceiling))
     here = cwd or Path.cwd()
-    location = find_server(url, here)
+    location = find_server(url, here, ceiling)
     if location is None:
-        return Source("path", project=find_project(here))
+        return Source("path", project=find_project(here, ceiling))
     target = Target(url=location.url, source=location.source, timeout=timeout, token=token, protocol=protocol)
     # The running `appsdk dev` is this project's, so its files on disk are checked too.
-    return Source("live", target=target, project=find_project(here) if location.source == ".appsdk/dev.json" else None)
+    mine = location.source == ".appsdk/dev.json"
+    return Source("live", target=target, project=find_project(here, ceiling) if mine else None)
 
 
 def collect_source(source: Source, *, timeout: float, call_tools: bool = True) -> Snapshot:

@@ -79,8 +79,10 @@ class _Outcomes:
             self.tests[report.nodeid] = {"outcome": "passed", "line": ""}
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from appsdk_cli.safewrite import write_file  # this plugin imports only pytest at load
+
         found = {"exit": int(exitstatus), "tests": self.tests, "details": self.details}
-        self.path.write_text(json.dumps(found), encoding="utf-8")
+        write_file(self.path, json.dumps(found), root=self.path.parent)
 
 
 def _first_line(report: pytest.TestReport) -> str:

@@ -11,7 +11,6 @@ With --url/--stdio and no tests of the project's own, the tests are the generate
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.safewrite import write_file
 
 SMOKE_SUITE = Path(__file__).parent / "smoke_suite"
 _SKIPPED_FOLDERS = {".venv", "venv", "node_modules", ".git", "__pycache__", "site-packages", "dist", "build"}
@@ -109,13 +109,13 @@ def pytest_command(
         smoke = bool(url or stdio) and not has_tests(where)
     if smoke:
         ini = config_dir / "pytest.ini"
-        ini.write_text("[pytest]\n", encoding="utf-8")
+        write_file(ini, "[pytest]\n", root=config_dir, sync=False)
         # -v: each case's line names its tool and profile, which is the whole point of a smoke suite.
         # The suite's conftest names each case after the server; the rootdir is where the user ran appsdk
         # test, so pytest shows that name as it is and not as a path to the temporary copy.
         suite = config_dir / "test_widgets.py"
-        shutil.copyfile(SMOKE_SUITE / "test_widgets.py", suite)
-        shutil.copyfile(SMOKE_SUITE / "conftest.py", config_dir / "conftest.py")
+        write_file(suite, (SMOKE_SUITE / "test_widgets.py").read_bytes(), root=config_dir, sync=False)
+        write_file(config_dir / "conftest.py", (SMOKE_SUITE / "conftest.py").read_bytes(), root=config_dir, sync=False)
         command += ["-c", str(ini), "--rootdir", str(Path.cwd()), "-p", "no:cacheprovider", "-v", str(suite)]
         if include_writes:
             command.append("--appsdk-include-writes")

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from appsdk_cli.safewrite import write_file
+
 FOLDER = "__snapshots__"
 _COMPARE = """async ([expected, actual, threshold]) => {
   const load = async (data) => {
@@ -129,8 +131,7 @@ def check_snapshot(
                 f"no snapshot {_shown(reference)} to compare with (CI=true); run `appsdk test --update-snapshots`"
                 " where the widget looks right, and commit the image"
             )
-        reference.parent.mkdir(parents=True, exist_ok=True)
-        reference.write_bytes(png)
+        write_file(reference, png, root=policy.folder.parent)
         actual.unlink(missing_ok=True)
         diff_path.unlink(missing_ok=True)
         policy.written(reference, "updated" if policy.update else "new")
@@ -150,14 +151,14 @@ def check_snapshot(
             actual.unlink(missing_ok=True)
             diff_path.unlink(missing_ok=True)
             return
-        actual.write_bytes(png)
-        diff_path.write_bytes(base64.b64decode(verdict["diff"]))
+        write_file(actual, png, root=policy.folder.parent)
+        write_file(diff_path, base64.b64decode(verdict["diff"]), root=policy.folder.parent)
         policy.mismatch(
             f"the widget differs from {_shown(reference)}: {verdict['differing']} pixels ({ratio:.2%}, allowed"
             f" {max_diff_ratio:.2%}); see {actual.name} and {diff_path.name} beside it, or accept it with"
             " `appsdk test --update-snapshots`"
         )
-    actual.write_bytes(png)
+    write_file(actual, png, root=policy.folder.parent)
     diff_path.unlink(missing_ok=True)
     ew, eh = verdict["expected"]
     policy.mismatch(

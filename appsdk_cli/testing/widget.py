@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.safewrite import default_root, write_file
 
 if TYPE_CHECKING:
     from appsdk_cli.host.place import SourcePlace
@@ -277,7 +278,7 @@ class RenderedWidget:
         """A PNG of the widget's frame, as the host shows it (animations stopped, no caret)."""
         data = self._page.locator("#widget").screenshot(animations="disabled", caret="hide", type="png")
         if path is not None:
-            Path(path).write_bytes(data)
+            write_file(Path(path), data, root=default_root(Path(path)))
         return bytes(data)
 
     def assert_snapshot(

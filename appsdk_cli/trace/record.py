@@ -23,12 +23,14 @@ The workbench's traffic panel writes the same bytes for a record as `dumps_recor
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from appsdk_cli.errors import AppsdkError, UsageError
+from appsdk_cli.safewrite import default_root, open_in_place
 
 CHANNELS = ("mcp", "bridge", "openai")
 PARTIES = ("appsdk", "workbench", "server", "host", "widget")
@@ -190,7 +192,9 @@ def open_trace_file(path: str | Path) -> IO[str]:
     if not target.parent.is_dir():
         raise TraceFileError(f"--trace {path}: the folder {target.parent} does not exist; create it or pick another")
     try:
-        return target.open("w", encoding="utf-8")
+        # Written as calls happen (not replaced at the end), so opened in place: a link under its name is refused.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        return os.fdopen(open_in_place(target, flags, root=default_root(target), mode=0o666), "w", encoding="utf-8")
     except OSError as problem:
         reason = problem.strerror or str(problem)
         raise TraceFileError(

@@ -83,7 +83,7 @@ def generate_types(project: Path, web: Path, timeout: float = 60.0) -> TypesResu
     from appsdk_cli.snapshot.local import collect_path
 
     snapshot = collect_path(app_target(project), timeout=timeout, call_tools=False)
-    return write_types(web, snapshot.tools)
+    return write_types(web, snapshot.tools, project=project)
 
 
 def build(project: Path, web: Path, *, types: bool = True) -> BuildResult:

@@ -13,6 +13,9 @@ Wire it in server.py:
 
 Files are read on every request, so an edited file is served with its new digest at once; a new
 skill or file is picked up when the server restarts (`appsdk dev` restarts it on any change in skills/).
+
+Only regular files inside the folder are served: a symbolic link (to a .env, say) is neither listed nor
+read, nor is anything in a linked folder, and a file swapped for a link after the listing is refused.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 import mimetypes
+import os
 import re
+import stat
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -54,6 +59,8 @@ class SkillsOverMcp(Extension):
         self._skills: dict[str, Path] = {}  # the SKILL.md URI -> the skill's folder
         if folder.is_dir():
             for skill_md in sorted(folder.glob(f"*/{SKILL_FILE}")):
+                if skill_md.parent.is_symlink() or not _regular(skill_md):
+                    continue  # a link could point anywhere: only what is really in skills/ is served
                 front_matter(skill_md)  # a front matter this file cannot read fails at start, with its file
                 self._skills[f"skill://{skill_md.parent.name}/{SKILL_FILE}"] = skill_md.parent
 
@@ -108,7 +115,7 @@ class SkillsOverMcp(Extension):
 def _entry(uri: str, root: Path) -> dict[str, Any]:
     resources = []
     for path in _files(root):
-        data = path.read_bytes()
+        data = _read_bytes(path)
         resources.append(
             {"uri": _file_uri(root, path), "digest": f"sha256:{hashlib.sha256(data).hexdigest()}", "size": len(data)}
         )
@@ -122,11 +129,28 @@ def _cacheable(result: dict[str, Any], protocol_version: str | None) -> dict[str
 
 
 def _files(root: Path) -> list[Path]:
-    return sorted(
-        path
-        for path in root.rglob("*")
-        if path.is_file() and not any(part in _IGNORED for part in path.relative_to(root).parts)
-    )
+    """The regular files under root; links are not followed, into folders or to files."""
+    found = []
+    for where, folders, names in os.walk(root, followlinks=False):
+        folders[:] = [name for name in folders if name not in _IGNORED]
+        found += [Path(where) / name for name in names if name not in _IGNORED and _regular(Path(where) / name)]
+    return sorted(found)
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, refused (OSError) if it has become a link or anything but a regular file."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return file.read()
 
 
 def _file_uri(root: Path, path: Path) -> str:
@@ -141,7 +165,7 @@ def _mime_type(path: Path) -> str:
 
 def _read(path: Path) -> str | bytes:
     # Bytes, never read_text(): newline translation would change the bytes the digest covers.
-    data = path.read_bytes()
+    data = _read_bytes(path)
     if not _mime_type(path).startswith("text/"):
         return data
     try:
@@ -158,7 +182,7 @@ _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
 def front_matter(skill_md: Path) -> dict[str, Any]:
     """The YAML front matter at the top of a SKILL.md, as a dict; ValueError names the file and line."""
-    lines = skill_md.read_bytes().decode("utf-8-sig").splitlines()
+    lines = _read_bytes(skill_md).decode("utf-8-sig").splitlines()
     if not lines or lines[0].strip() != "---":
         raise ValueError(f"{skill_md}: a SKILL.md starts with a '---' line and YAML front matter")
     fields: dict[str, Any] = {}
