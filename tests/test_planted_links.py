@@ -88,8 +88,9 @@ async def test_contract_snapshot_does_not_write_through_a_planted_partial_link(
     root.mkdir()
     project = scaffold("book-club", root).path
     (project / "appsdk.contract.json.partial").symlink_to(victim)
+    # The form that reads the project's code: the live one needs a running dev, and both write the same way.
     async with agent_session(root) as agent:
-        recorded = await agent.call_tool("contract_snapshot", {"path": "book-club"})
+        recorded = await agent.call_tool("contract_snapshot_code", {"path": "book-club"})
     assert not recorded.is_error, recorded.content
     untouched(victim.parent, victim)
     assert '"list-books"' in (project / "appsdk.contract.json").read_text()
