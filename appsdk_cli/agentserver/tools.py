@@ -45,7 +45,7 @@ class Kept:
         self._browser: Any = None
 
     def browser(self, chromium: str) -> Any:
-        from appsdk_cli.preview.screenshot import KeptBrowser, this_process_sandbox
+        from appsdk_cli.browser.screenshot import KeptBrowser, this_process_sandbox
 
         with self._lock:
             if self._browser is None:
@@ -539,8 +539,8 @@ CHECK_CODE = replace(
 
 
 def _screenshot(space: Workspace, arguments: dict[str, Any], progress: Progress) -> Answer:
+    from appsdk_cli.browser.screenshot import screenshot_requirements
     from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-    from appsdk_cli.preview.screenshot import screenshot_requirements
 
     name = str(arguments["tool"])
     chromium = screenshot_requirements()  # before the call: a missing browser costs no round trip

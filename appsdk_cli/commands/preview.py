@@ -22,8 +22,8 @@ from appsdk_cli.commands.call import (
 from appsdk_cli.permissions import DEFAULT_MODE
 
 if TYPE_CHECKING:
+    from appsdk_cli.browser.screenshot import ChromiumSandbox, ComingPage, Screenshot
     from appsdk_cli.preview import PreviewServer, PreviewSession
-    from appsdk_cli.preview.screenshot import ChromiumSandbox, ComingPage, Screenshot
     from appsdk_cli.workbench import Workbench
 
 PreviewTool = Annotated[
@@ -171,7 +171,7 @@ def preview(
         raise UsageError(f"{what}: name the TOOL (appsdk preview TOOL ...), or leave both out for the workbench")
     chromium = None
     if screenshot is not None:
-        from appsdk_cli.preview.screenshot import image_type, screenshot_requirements
+        from appsdk_cli.browser.screenshot import image_type, screenshot_requirements
 
         image_type(screenshot)
     # Signs in exactly as `appsdk call` does (and takes --token the same way).
@@ -199,7 +199,7 @@ def preview(
         preview_stopped()
         return
     if screenshot is not None and chromium is not None:
-        from appsdk_cli.preview.screenshot import (
+        from appsdk_cli.browser.screenshot import (
             discard_if_written,
             serving_while_the_browser_starts,
             take_screenshot,
@@ -261,7 +261,7 @@ def _shot_in_the_kept_browser(
 ) -> Screenshot | None:
     """The shot taken by the kept browser (started now if there is none); None when no kept browser can
     take it (keeping is off, or the socket found is not safe to use: told), so the caller takes it itself."""
-    from appsdk_cli.preview.keptbrowser import KeptBrowserUnavailable, keeping_wanted, shoot_kept
+    from appsdk_cli.browser.keptbrowser import KeptBrowserUnavailable, keeping_wanted, shoot_kept
     from appsdk_cli.render.console import warning
 
     if not keeping_wanted():

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from appsdk_cli.browser.screenshot import Screenshot
     from appsdk_cli.host.run import LogEntry
     from appsdk_cli.host.session import PreviewSession
-    from appsdk_cli.preview.screenshot import Screenshot
 
 
 from appsdk_cli.render.console import stderr, stdout

@@ -43,7 +43,7 @@ from appsdk_cli import __version__
 from appsdk_cli.errors import AppsdkError
 
 if TYPE_CHECKING:
-    from appsdk_cli.preview.screenshot import ChromiumSandbox, ComingPage, Screenshot
+    from appsdk_cli.browser.screenshot import ChromiumSandbox, ComingPage, Screenshot
 
 KEEP_ENV = "APPSDK_KEEP_BROWSER"  # 0, no, false or off: every screenshot starts and stops its own browser
 IDLE_ENV = "APPSDK_KEPT_BROWSER_IDLE"
@@ -196,13 +196,13 @@ class KeptBrowserClient:
             os.close(descriptor)  # releases the lock
 
     def _start(self) -> socket.socket:
-        from appsdk_cli.preview.screenshot import cache_the_drivers_compiled_code
+        from appsdk_cli.browser.screenshot import cache_the_drivers_compiled_code
 
         cache_the_drivers_compiled_code()
         argv = [
             sys.executable,
             "-m",
-            "appsdk_cli.preview.keptbrowser",
+            "appsdk_cli.browser.keptbrowser",
             str(self.path),
             self.chromium,
             "1" if self.sandbox_enabled else "0",
@@ -260,7 +260,7 @@ def shoot_kept(
     """As take_screenshot, by the kept browser: it is found or started first, while `page_url` may still be
     coming (the tool called, the host started), then it shoots and this process writes `out`.
     KeptBrowserUnavailable when no kept browser can be had (the caller then shoots in-process)."""
-    from appsdk_cli.preview.screenshot import JPEG_QUALITY, VIEWPORT, ComingPage, image_type, screenshot_from
+    from appsdk_cli.browser.screenshot import JPEG_QUALITY, VIEWPORT, ComingPage, image_type, screenshot_from
 
     kind = image_type(out)
     out = out.expanduser().resolve()
@@ -310,7 +310,7 @@ class _Keeper:
     """The process's state: the browser, how many shots are in flight, when the last one ended."""
 
     def __init__(self, path: Path, chromium: str, sandbox_enabled: bool, sandbox_reason: str, idle: float) -> None:
-        from appsdk_cli.preview.screenshot import ChromiumSandbox, KeptBrowser
+        from appsdk_cli.browser.screenshot import ChromiumSandbox, KeptBrowser
 
         self.path = path
         self.idle = idle
