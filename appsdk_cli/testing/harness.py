@@ -110,13 +110,11 @@ class Harness:
         """Chromium, on a thread of its own (browser/thread.py says why)."""
         if self._browser is None:
             chromium = browser_requirements()
-            from playwright.sync_api import sync_playwright
-
             from appsdk_cli.browser.screenshot import launch_options, this_process_sandbox
-            from appsdk_cli.browser.thread import BrowserThread
+            from appsdk_cli.browser.thread import BrowserThread, start_playwright
 
             self._thread = BrowserThread()
-            self._playwright = self._thread.start(lambda: sync_playwright().start())
+            self._playwright = start_playwright(self._thread)
             self._browser = self._playwright.chromium.launch(**launch_options(chromium, this_process_sandbox()))
         return self._browser
 
