@@ -179,7 +179,7 @@ def main() -> int:
         if mine > goal:
             missed.append("start to first answer")
 
-        from appsdk_cli.browser.screenshot import find_chromium
+        from appsdk_cli.browser.chromium import find_chromium
         from appsdk_cli.errors import AppsdkError
 
         try:

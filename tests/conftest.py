@@ -587,7 +587,7 @@ def browser() -> Iterator[object]:
     """Debian's Chromium, headless, through Playwright, with the preview's own flags: one per test file."""
     from preview_helpers import CHROMIUM
 
-    from appsdk_cli.browser.screenshot import CHROMIUM_FLAGS
+    from appsdk_cli.browser.chromium import CHROMIUM_FLAGS
 
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"

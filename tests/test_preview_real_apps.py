@@ -28,7 +28,7 @@ from bridge_capture import INTEROP, BridgeRecorder, coverage, failures, validate
 from conftest import RunningServer, free_port, serve, stop
 from preview_helpers import NEEDS_CHROMIUM, widget_view
 
-from appsdk_cli.browser.screenshot import png_size
+from appsdk_cli.browser.capture import png_size
 from appsdk_cli.connection import Target
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
 

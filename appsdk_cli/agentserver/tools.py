@@ -45,7 +45,8 @@ class Kept:
         self._browser: Any = None
 
     def browser(self, chromium: str) -> Any:
-        from appsdk_cli.browser.screenshot import KeptBrowser, this_process_sandbox
+        from appsdk_cli.browser.chromium import this_process_sandbox
+        from appsdk_cli.browser.kept import KeptBrowser
 
         with self._lock:
             if self._browser is None:
@@ -539,7 +540,7 @@ CHECK_CODE = replace(
 
 
 def _screenshot(space: Workspace, arguments: dict[str, Any], progress: Progress) -> Answer:
-    from appsdk_cli.browser.screenshot import screenshot_requirements
+    from appsdk_cli.browser.chromium import screenshot_requirements
     from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
 
     name = str(arguments["tool"])

@@ -22,7 +22,9 @@ from appsdk_cli.commands.call import (
 from appsdk_cli.permissions import DEFAULT_MODE
 
 if TYPE_CHECKING:
-    from appsdk_cli.browser.screenshot import ChromiumSandbox, ComingPage, Screenshot
+    from appsdk_cli.browser.capture import Screenshot
+    from appsdk_cli.browser.chromium import ChromiumSandbox
+    from appsdk_cli.browser.screenshot import ComingPage
     from appsdk_cli.preview import PreviewServer, PreviewSession
     from appsdk_cli.workbench import Workbench
 
@@ -171,7 +173,8 @@ def preview(
         raise UsageError(f"{what}: name the TOOL (appsdk preview TOOL ...), or leave both out for the workbench")
     chromium = None
     if screenshot is not None:
-        from appsdk_cli.browser.screenshot import image_type, screenshot_requirements
+        from appsdk_cli.browser.capture import image_type
+        from appsdk_cli.browser.chromium import screenshot_requirements
 
         image_type(screenshot)
     # Signs in exactly as `appsdk call` does (and takes --token the same way).
@@ -199,11 +202,11 @@ def preview(
         preview_stopped()
         return
     if screenshot is not None and chromium is not None:
+        from appsdk_cli.browser.chromium import this_process_sandbox
         from appsdk_cli.browser.screenshot import (
             discard_if_written,
             serving_while_the_browser_starts,
             take_screenshot,
-            this_process_sandbox,
             written_at,
         )
         from appsdk_cli.render.preview import browser_unsandboxed

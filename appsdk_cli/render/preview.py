@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from appsdk_cli.browser.screenshot import Screenshot
+    from appsdk_cli.browser.capture import Screenshot
     from appsdk_cli.host.run import LogEntry
     from appsdk_cli.host.session import PreviewSession
 
