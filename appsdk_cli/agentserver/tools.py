@@ -541,6 +541,7 @@ CHECK_CODE = replace(
 
 def _screenshot(space: Workspace, arguments: dict[str, Any], progress: Progress) -> Answer:
     from appsdk_cli.browser.chromium import screenshot_requirements
+    from appsdk_cli.browser.shot import shoot
     from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
 
     name = str(arguments["tool"])
@@ -555,7 +556,8 @@ def _screenshot(space: Workspace, arguments: dict[str, Any], progress: Progress)
     with tempfile.TemporaryDirectory(prefix="appsdk-mcp-") as folder:
         out = Path(folder) / "widget.png"
         with PreviewServer(session, options) as server:
-            shot = space.kept.browser(chromium).take(server.page_url(screenshot=True), out, timeout=space.timeout)
+            page = server.page_url(screenshot=True)
+            shot = shoot(page, out, chromium=chromium, timeout=space.timeout, kept=space.kept.browser(chromium))
             log = [{"kind": e.kind, "level": e.level, "message": e.message} for e in server.log]
         data = out.read_bytes()
     progress(3, 3, "rendered")
