@@ -179,8 +179,8 @@ def main() -> int:
         if mine > goal:
             missed.append("start to first answer")
 
+        from appsdk_cli.browser.chromium import find_chromium
         from appsdk_cli.errors import AppsdkError
-        from appsdk_cli.preview.screenshot import find_chromium
 
         try:
             find_chromium()

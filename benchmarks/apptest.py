@@ -33,7 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, find_chromium  # noqa: E402
+from appsdk_cli.browser.chromium import CHROMIUM_FLAGS, find_chromium  # noqa: E402
 from appsdk_cli.scaffold import scaffold  # noqa: E402
 
 WARM_GOAL_SECONDS = 0.300

@@ -29,7 +29,7 @@ import httpx
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, find_chromium  # noqa: E402
+from appsdk_cli.browser.chromium import CHROMIUM_FLAGS, find_chromium  # noqa: E402
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list-books", "arguments": {}}}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

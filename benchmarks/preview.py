@@ -39,7 +39,8 @@ sys.path.insert(0, str(REPO))
 
 from conftest import serve_project, stop  # noqa: E402  (the same real server the tests use)
 
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, find_chromium, png_size  # noqa: E402
+from appsdk_cli.browser.capture import png_size  # noqa: E402
+from appsdk_cli.browser.chromium import CHROMIUM_FLAGS, find_chromium  # noqa: E402
 from appsdk_cli.scaffold import scaffold  # noqa: E402
 
 WARM_GOAL_SECONDS = 1.0

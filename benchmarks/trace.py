@@ -102,7 +102,7 @@ def panel(folder: Path) -> float:
     from preview_helpers import CHROMIUM
     from test_traffic_panel import PanelPage
 
-    from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
+    from appsdk_cli.browser.chromium import CHROMIUM_FLAGS
 
     if CHROMIUM is None:
         raise SystemExit("chromium is not installed (apt-get install chromium)")
@@ -321,7 +321,7 @@ def panel_at_scale(records: int, rounds: int) -> dict[str, dict[str, Any]]:
     from preview_helpers import CHROMIUM
     from test_traffic_panel import PanelPage
 
-    from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
+    from appsdk_cli.browser.chromium import CHROMIUM_FLAGS
 
     if CHROMIUM is None:
         raise SystemExit("chromium is not installed (apt-get install chromium)")

@@ -37,7 +37,8 @@ sys.path.insert(0, str(REPO))
 from conftest import free_port  # noqa: E402  (the same helpers the tests use)
 from preview_helpers import widget_view  # noqa: E402
 
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS, find_chromium, png_size  # noqa: E402
+from appsdk_cli.browser.capture import png_size  # noqa: E402
+from appsdk_cli.browser.chromium import CHROMIUM_FLAGS, find_chromium  # noqa: E402
 from appsdk_cli.scaffold import scaffold  # noqa: E402
 
 GOALS = {"save → re-rendered": 0.150, "warm screenshot": 1.0, "preview --screenshot": 2.0}

@@ -177,7 +177,7 @@ def click_times(url: str, tools: int, chromium: str, rounds: int) -> list[float]
     """Seconds from the click on a tool in the list to the next frame, its form drawn."""
     from playwright.sync_api import sync_playwright
 
-    from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
+    from appsdk_cli.browser.chromium import CHROMIUM_FLAGS
 
     times = []
     with sync_playwright() as playwright:
@@ -266,7 +266,7 @@ def main() -> None:
     options = parser.parse_args()
     chromium = None
     if not options.no_browser:
-        from appsdk_cli.preview.screenshot import find_chromium
+        from appsdk_cli.browser.chromium import find_chromium
 
         chromium = options.chromium or find_chromium()
     checkouts = [("this", REPO)] + ([("baseline", options.baseline.resolve())] if options.baseline else [])

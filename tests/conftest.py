@@ -281,7 +281,7 @@ def appsdk_home_of_the_run(tmp_path_factory) -> Iterator[Path]:
 def appsdk_home_of_the_test(tmp_path_factory, monkeypatch) -> Iterator[Path]:
     """Each test its own APPSDK_HOME: a URL's remembered era or tool list (ports are reused over a run)
     never reaches another test's server. A browser a --screenshot kept there ends with the test: removing
-    its socket file stops it (appsdk_cli/preview/keptbrowser.py)."""
+    its socket file stops it (appsdk_cli/browser/keptbrowser.py)."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("APPSDK_HOME", str(home))
     yield home
@@ -587,7 +587,7 @@ def browser() -> Iterator[object]:
     """Debian's Chromium, headless, through Playwright, with the preview's own flags: one per test file."""
     from preview_helpers import CHROMIUM
 
-    from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
+    from appsdk_cli.browser.chromium import CHROMIUM_FLAGS
 
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')"

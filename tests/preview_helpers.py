@@ -15,8 +15,8 @@ FIXTURE_APP = Path(__file__).parent / "fixtures" / "preview_app"
 
 def system_chromium() -> str | None:
     """The Chromium the preview would use, or None where there is none (the browser tests then skip)."""
+    from appsdk_cli.browser.chromium import find_chromium
     from appsdk_cli.errors import AppsdkError
-    from appsdk_cli.preview.screenshot import find_chromium
 
     try:
         return find_chromium()

@@ -1,4 +1,4 @@
-"""The browser `appsdk preview --screenshot` keeps between commands (appsdk_cli/preview/keptbrowser.py).
+"""The browser `appsdk preview --screenshot` keeps between commands (appsdk_cli/browser/keptbrowser.py).
 
 Real commands against the scaffolded app, the real kept process and Chromium; each test has its own
 APPSDK_HOME (conftest), so its own kept browser, removed at the end (its socket file goes, it exits).
@@ -22,12 +22,12 @@ from conftest import pid_alive
 from preview_helpers import CHROMIUM, NEEDS_CHROMIUM, command_of, decode_png, marked_pids
 
 from appsdk_cli import __version__
-from appsdk_cli.preview.keptbrowser import socket_path
+from appsdk_cli.browser.keptbrowser import socket_path
 
 pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
 pytestmark = NEEDS_CHROMIUM
 
-KEPT = "appsdk_cli.preview.keptbrowser"
+KEPT = "appsdk_cli.browser.keptbrowser"
 
 
 @pytest.fixture

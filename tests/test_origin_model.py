@@ -77,7 +77,7 @@ def neighbour() -> Iterator[Neighbour]:
 @pytest.fixture(scope="module")
 def popup_blocking_browser() -> Iterator[Any]:
     """Debian's Chromium as a user has it: Playwright turns the popup blocker off by default; not here."""
-    from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
+    from appsdk_cli.browser.chromium import CHROMIUM_FLAGS
 
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:

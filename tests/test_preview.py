@@ -385,7 +385,7 @@ def test_the_host_pages_scripts_are_kept_by_the_browser_under_a_version_and_the_
 def test_chromium_keeps_its_sandbox_except_as_root():
     """A hostile widget renders in the screenshot's Chromium: its sandbox stays on for every user but root,
     where Chromium cannot start with it; only then is --no-sandbox passed, with the reason to say once."""
-    from appsdk_cli.preview.screenshot import chromium_sandbox, launch_options
+    from appsdk_cli.browser.chromium import chromium_sandbox, launch_options
 
     for user in (1000, 65534, None):  # an ordinary user, nobody, a system without user ids
         sandbox = chromium_sandbox(user)

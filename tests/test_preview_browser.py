@@ -328,7 +328,7 @@ def test_screenshot_is_the_widget_frame_and_leaves_nothing_running(
     # time: none of them, and no socket.
     assert any(command.startswith(chromium) for command in seen.values()), seen
     assert any("playwright" in command for command in seen.values()), seen
-    assert any("appsdk_cli.preview.keptbrowser" in command for command in seen.values()), seen
+    assert any("appsdk_cli.browser.keptbrowser" in command for command in seen.values()), seen
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and (
         marked_pids(f"APPSDK_TEST_MARK={marker}") or any(pid_alive(pid) for pid in seen)

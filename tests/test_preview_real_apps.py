@@ -28,9 +28,9 @@ from bridge_capture import INTEROP, BridgeRecorder, coverage, failures, validate
 from conftest import RunningServer, free_port, serve, stop
 from preview_helpers import NEEDS_CHROMIUM, widget_view
 
+from appsdk_cli.browser.capture import png_size
 from appsdk_cli.connection import Target
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-from appsdk_cli.preview.screenshot import png_size
 
 pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
 pytestmark = [

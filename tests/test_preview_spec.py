@@ -21,10 +21,10 @@ from bridge_capture import BridgeRecorder, coverage, failures, validate
 from conftest import FIXTURES, RunningServer, free_port, serve, stop
 from preview_helpers import NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS, widget_view
 
+from appsdk_cli.browser.capture import jpeg_size, png_size
 from appsdk_cli.client import connect
 from appsdk_cli.connection import Target
 from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-from appsdk_cli.preview.screenshot import jpeg_size, png_size
 
 pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install -e '.[test]')")
 pytestmark = [NEEDS_CHROMIUM, NEEDS_NODE_FOR_SCHEMAS]

@@ -23,8 +23,8 @@ import pytest
 from conftest import RunningServer, appsdk, serve_project, stop
 from preview_helpers import CHROMIUM, NEEDS_CHROMIUM, marked_pids, widget_view
 
+from appsdk_cli.browser.chromium import CHROMIUM_FLAGS
 from appsdk_cli.checks.htmlscan import dev_server_loads, outside_loads, relative_assets
-from appsdk_cli.preview.screenshot import CHROMIUM_FLAGS
 from appsdk_cli.web.types import typescript
 
 NODE = shutil.which("node") and shutil.which("npm")

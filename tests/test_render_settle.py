@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from preview_helpers import NEEDS_CHROMIUM
 
-from appsdk_cli.preview.screenshot import png_size
+from appsdk_cli.browser.capture import png_size
 from appsdk_cli.scaffold import scaffold
 from appsdk_cli.testing.app import AppLocation, start_app
 from appsdk_cli.testing.harness import Harness

@@ -46,7 +46,8 @@ class Kept:
         self._browser: Any = None
 
     def browser(self, chromium: str) -> Any:
-        from appsdk_cli.preview.screenshot import KeptBrowser, this_process_sandbox
+        from appsdk_cli.browser.chromium import this_process_sandbox
+        from appsdk_cli.browser.kept import KeptBrowser
 
         with self._lock:
             if self._browser is None:
@@ -540,8 +541,9 @@ CHECK_CODE = replace(
 
 
 def _screenshot(space: Workspace, arguments: dict[str, Any], progress: Progress) -> Answer:
+    from appsdk_cli.browser.chromium import screenshot_requirements
+    from appsdk_cli.browser.shot import shoot
     from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
-    from appsdk_cli.preview.screenshot import screenshot_requirements
 
     name = str(arguments["tool"])
     chromium = screenshot_requirements()  # before the call: a missing browser costs no round trip
@@ -555,7 +557,8 @@ def _screenshot(space: Workspace, arguments: dict[str, Any], progress: Progress)
     with tempfile.TemporaryDirectory(prefix="appsdk-mcp-") as folder:
         out = Path(folder) / "widget.png"
         with PreviewServer(session, options) as server:
-            shot = space.kept.browser(chromium).take(server.page_url(screenshot=True), out, timeout=space.timeout)
+            page = server.page_url(screenshot=True)
+            shot = shoot(page, out, chromium=chromium, timeout=space.timeout, kept=space.kept.browser(chromium))
             log = [{"kind": e.kind, "level": e.level, "message": e.message} for e in server.log]
         data = out.read_bytes()
     progress(3, 3, "rendered")

@@ -23,7 +23,6 @@ from appsdk_cli.permissions import DEFAULT_MODE
 
 if TYPE_CHECKING:
     from appsdk_cli.preview import PreviewServer, PreviewSession
-    from appsdk_cli.preview.screenshot import ChromiumSandbox, ComingPage, Screenshot
     from appsdk_cli.workbench import Workbench
 
 PreviewTool = Annotated[
@@ -169,18 +168,14 @@ def preview(
     if tool is None and (screenshot is not None or arguments or args):
         what = "--screenshot renders one call" if screenshot is not None else "arguments belong to a call"
         raise UsageError(f"{what}: name the TOOL (appsdk preview TOOL ...), or leave both out for the workbench")
-    chromium = None
     if screenshot is not None:
-        from appsdk_cli.preview.screenshot import image_type, screenshot_requirements
+        from appsdk_cli.browser.capture import image_type
 
         image_type(screenshot)
     # Signs in exactly as `appsdk call` does (and takes --token the same way).
     target = connection.resolve_target(
         url, None, timeout=timeout, token=token, sign_in=notice, client_id=client_id, protocol=protocol
     )
-    if screenshot is not None:
-        # Before the tool is called: a missing browser should not cost a round trip to find out.
-        chromium = screenshot_requirements()
     options = PreviewOptions(
         theme=theme.value,
         display_mode=display_mode.value,
@@ -198,47 +193,31 @@ def preview(
             _serve_workbench(bench, open_browser=not no_open)
         preview_stopped()
         return
-    if screenshot is not None and chromium is not None:
-        from appsdk_cli.preview.screenshot import (
-            discard_if_written,
-            serving_while_the_browser_starts,
-            take_screenshot,
-            this_process_sandbox,
-            written_at,
-        )
-        from appsdk_cli.render.preview import browser_unsandboxed
+    if screenshot is not None:
+        from appsdk_cli.preview.shot import screenshot_call
+        from appsdk_cli.render.preview import browser_unsandboxed, kept_browser_refused, screenshot_interrupted
 
-        sandbox = this_process_sandbox()
-        if not sandbox.enabled:
-            browser_unsandboxed(sandbox.reason)
-
-        def serve() -> PreviewServer:
-            called = prepare(target, tool, list(arguments or []), args, locale=locale, permissions=permissions)
-            return PreviewServer(called, options, port=port).start()
-
-        def page_url(server: PreviewServer) -> str:
-            for message in server.preview.warnings:
-                warning(message)
-            return server.page_url(screenshot=True)
-
-        earlier = written_at(screenshot.expanduser())
         try:
-            # The tool is called and the host started while Chromium starts: each is a good part of the time.
-            with stopping_on_sigterm(), serving_while_the_browser_starts(serve, page_url) as (page, served):
-                shot = None
-                if not no_keep_browser:
-                    shot = _shot_in_the_kept_browser(page, screenshot, chromium, sandbox, timeout)
-                if shot is None:
-                    shot = take_screenshot(page, screenshot, chromium=chromium, sandbox=sandbox, timeout=timeout)
-                log = list(served().log)
+            with stopping_on_sigterm():
+                taken = screenshot_call(
+                    target,
+                    tool,
+                    list(arguments or []),
+                    args,
+                    screenshot,
+                    options=options,
+                    port=port,
+                    timeout=timeout,
+                    keep=not no_keep_browser,
+                    on_warning=warning,
+                    on_unsandboxed=browser_unsandboxed,
+                    on_kept_refused=kept_browser_refused,
+                )
         except KeyboardInterrupt:
-            from appsdk_cli.render.preview import screenshot_interrupted
-
-            # Ctrl-C after the image was saved, as the host closed: the run was stopped, and leaves no image.
-            discard_if_written(screenshot.expanduser(), earlier)
             screenshot_interrupted()
             raise  # main() exits 130
-        preview_screenshot(shot, log, allow_errors=allow_errors)
+        shot = taken.screenshot
+        preview_screenshot(shot, taken.log, allow_errors=allow_errors)
         if shot.problems and not allow_errors:
             from appsdk_cli.errors import AppsdkError
 
@@ -254,24 +233,6 @@ def preview(
     with stopping_on_sigterm(), PreviewServer(session, options, port=port, on_log=preview_log) as server:
         _serve_until_stopped(server, session, open_browser=not no_open)
     preview_stopped()
-
-
-def _shot_in_the_kept_browser(
-    page: ComingPage, out: Path, chromium: str, sandbox: ChromiumSandbox, timeout: float
-) -> Screenshot | None:
-    """The shot taken by the kept browser (started now if there is none); None when no kept browser can
-    take it (keeping is off, or the socket found is not safe to use: told), so the caller takes it itself."""
-    from appsdk_cli.preview.keptbrowser import KeptBrowserUnavailable, keeping_wanted, shoot_kept
-    from appsdk_cli.render.console import warning
-
-    if not keeping_wanted():
-        return None
-    try:
-        return shoot_kept(page, out, chromium=chromium, sandbox=sandbox, timeout=timeout)
-    except KeptBrowserUnavailable as problem:
-        if problem.refused:
-            warning(f"not using the kept browser: {problem}; taking this screenshot alone")
-        return None
 
 
 def _serve_until_stopped(server: PreviewServer, session: PreviewSession, *, open_browser: bool) -> None:

@@ -6,8 +6,9 @@
         print(server.url)
 
 prepare.py calls the tool and fetches what the host shows (its result, its widget template, the tools a
-widget may call); server.py puts that one run on the host; screenshot.py renders it headless. The host
-itself (both origins, its routes, CSP, files, profiles, the widget document) is host/'s.
+widget may call); server.py puts that one run on the host; shot.py (`--screenshot`) does both while
+Chromium starts, and shoots the widget with browser/'s shoot(). The host itself (both origins, its
+routes, CSP, files, profiles, the widget document) is host/'s.
 static/ holds the host page and the bootstrap injected into the widget (package data, read by host/).
 """
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from appsdk_cli.browser.capture import Screenshot
     from appsdk_cli.host.run import LogEntry
     from appsdk_cli.host.session import PreviewSession
-    from appsdk_cli.preview.screenshot import Screenshot
 
 
-from appsdk_cli.render.console import stderr, stdout
+from appsdk_cli.render.console import stderr, stdout, warning
 
 
 def preview_serving(session: PreviewSession, page_url: str, view_origin: str) -> None:
@@ -84,6 +84,11 @@ def preview_screenshot(shot: Screenshot, log: list[LogEntry], *, allow_errors: b
 def browser_unsandboxed(reason: str) -> None:
     """Said once, before Chromium starts: the widget's page runs without the browser's own walls."""
     stderr().print(f"[yellow]running Chromium without its sandbox:[/] {reason}", soft_wrap=True)
+
+
+def kept_browser_refused(problem: str) -> None:
+    """The kept browser's socket was not safe to use: said, and this shot is taken alone."""
+    warning(f"not using the kept browser: {problem}; taking this screenshot alone")
 
 
 def screenshot_interrupted() -> None:

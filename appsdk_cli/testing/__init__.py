@@ -1,9 +1,9 @@
 """`appsdk test` and appsdk's pytest plugin: the developer's app under test the way a host sees it.
 
     app.py        the app under test: found as `appsdk dev`/`check` find it, started once (appserver.py)
-    harness.py    one host (host/) and one Chromium per session; a rendering is a run on that host
+    harness.py    one host (host/) and one Chromium per session (browser/, on its Playwright thread); a
+                  rendering is a run on that host
     rendering.py  what a test renders, and why a rendering failed (the template's line, not the view's)
-    browserthread.py  Playwright on a thread of its own, so the tests' asyncio keeps the main thread
     widget.py     a rendered widget: text, elements, clicks, state, messages, host log, screenshot
     snapshots.py  visual snapshots beside the test, compared in the browser
     matrix.py     the `hosts` marker's cases: profiles × themes × modes × devices

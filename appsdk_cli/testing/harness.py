@@ -6,7 +6,7 @@
 
 The host is host/'s HostServer, the same one `appsdk preview` and the workbench run on: each rendering is
 one run on it (Run.shown), shown by the host page (`?run=ID&screenshot=1`, the page's chrome hidden) in
-Chromium through Playwright, found as preview/screenshot.py finds it ($APPSDK_CHROMIUM, else the
+Chromium through Playwright, found as browser/chromium.py finds it ($APPSDK_CHROMIUM, else the
 system's). So a test sees what `appsdk preview` shows, in any profile, theme, locale, mode and device.
 
 Each rendering gets a browser context of its own, closed when the widget goes: its storage of every kind
@@ -65,7 +65,7 @@ class BrowserMissing(AppsdkError):
 
 def browser_requirements() -> str:
     """The Chromium to drive; BrowserMissing (one line naming what to install) when it or Playwright is not here."""
-    from appsdk_cli.preview.screenshot import screenshot_requirements
+    from appsdk_cli.browser.chromium import screenshot_requirements
 
     try:
         return screenshot_requirements()
@@ -107,16 +107,14 @@ class Harness:
 
     @property
     def browser(self) -> Any:
-        """Chromium, on a thread of its own (browserthread.py says why)."""
+        """Chromium, on a thread of its own (browser/thread.py says why)."""
         if self._browser is None:
             chromium = browser_requirements()
-            from playwright.sync_api import sync_playwright
-
-            from appsdk_cli.preview.screenshot import launch_options, this_process_sandbox
-            from appsdk_cli.testing.browserthread import BrowserThread
+            from appsdk_cli.browser.chromium import launch_options, this_process_sandbox
+            from appsdk_cli.browser.thread import BrowserThread, start_playwright
 
             self._thread = BrowserThread()
-            self._playwright = self._thread.start(lambda: sync_playwright().start())
+            self._playwright = start_playwright(self._thread)
             self._browser = self._playwright.chromium.launch(**launch_options(chromium, this_process_sandbox()))
         return self._browser
 

@@ -62,5 +62,12 @@ class Bound:
         return f"<on the Playwright thread: {self._thread.run(repr, self._target)}>"
 
 
+def start_playwright(thread: BrowserThread) -> Any:
+    """Playwright's sync API started on `thread`, handed out as a proxy (stop() it before closing the thread)."""
+    from playwright.sync_api import sync_playwright
+
+    return thread.start(lambda: sync_playwright().start())
+
+
 def _unbound(value: Any) -> Any:
     return object.__getattribute__(value, "_target") if isinstance(value, Bound) else value

@@ -37,14 +37,23 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from appsdk_cli import __version__
+from appsdk_cli.browser.capture import (
+    JPEG_QUALITY,
+    VIEWPORT,
+    Screenshot,
+    image_type,
+    output_path,
+    screenshot_from,
+    write_shot,
+)
+from appsdk_cli.browser.chromium import ChromiumSandbox, cache_the_drivers_compiled_code
+from appsdk_cli.browser.kept import KeptBrowser
+from appsdk_cli.browser.screenshot import ComingPage
 from appsdk_cli.errors import AppsdkError
 from appsdk_cli.safewrite import open_in_place
-
-if TYPE_CHECKING:
-    from appsdk_cli.preview.screenshot import ChromiumSandbox, ComingPage, Screenshot
 
 KEEP_ENV = "APPSDK_KEEP_BROWSER"  # 0, no, false or off: every screenshot starts and stops its own browser
 IDLE_ENV = "APPSDK_KEPT_BROWSER_IDLE"
@@ -54,6 +63,8 @@ _SOCKET_PATH_LIMIT = 107
 _START_TIMEOUT = 20.0
 _MAX_REQUEST = 64 * 1024
 _PEERCRED = getattr(socket, "SO_PEERCRED", None)
+# The modules the kept process runs (socket_path).
+_KEPT_PROCESS_CODE = ("keptbrowser.py", "kept.py", "capture.py", "chromium.py", "screenshot.py")
 
 
 class KeptBrowserUnavailable(Exception):
@@ -85,7 +96,7 @@ def socket_path(home: Path, chromium: str, sandbox_enabled: bool) -> Path:
     """Where the kept browser for this appsdk version, this Chromium and this sandbox choice listens. The
     code the kept process runs is in the name too (its files' change times), so an edited checkout, whose
     version stays the same, does not reach a process still running the code before the edit."""
-    code = "\0".join(str(_changed_at(Path(__file__).with_name(name))) for name in ("keptbrowser.py", "screenshot.py"))
+    code = "\0".join(str(_changed_at(Path(__file__).with_name(name))) for name in _KEPT_PROCESS_CODE)
     which = hashlib.sha256(f"{chromium}\0{sandbox_enabled}\0{code}".encode()).hexdigest()[:10]
     return home / f"browser-{__version__}-{which}.sock"
 
@@ -197,13 +208,11 @@ class KeptBrowserClient:
             os.close(descriptor)  # releases the lock
 
     def _start(self) -> socket.socket:
-        from appsdk_cli.preview.screenshot import cache_the_drivers_compiled_code
-
         cache_the_drivers_compiled_code()
         argv = [
             sys.executable,
             "-m",
-            "appsdk_cli.preview.keptbrowser",
+            "appsdk_cli.browser.keptbrowser",
             str(self.path),
             self.chromium,
             "1" if self.sandbox_enabled else "0",
@@ -261,16 +270,6 @@ def shoot_kept(
     """As take_screenshot, by the kept browser: it is found or started first, while `page_url` may still be
     coming (the tool called, the host started), then it shoots and this process writes `out`.
     KeptBrowserUnavailable when no kept browser can be had (the caller then shoots in-process)."""
-    from appsdk_cli.preview.screenshot import (
-        JPEG_QUALITY,
-        VIEWPORT,
-        ComingPage,
-        image_type,
-        output_path,
-        screenshot_from,
-        write_shot,
-    )
-
     kind = image_type(out)
     out = output_path(out)
     if not out.parent.is_dir():
@@ -319,8 +318,6 @@ class _Keeper:
     """The process's state: the browser, how many shots are in flight, when the last one ended."""
 
     def __init__(self, path: Path, chromium: str, sandbox_enabled: bool, sandbox_reason: str, idle: float) -> None:
-        from appsdk_cli.preview.screenshot import ChromiumSandbox, KeptBrowser
-
         self.path = path
         self.idle = idle
         self.browser = KeptBrowser(chromium, ChromiumSandbox(sandbox_enabled, sandbox_reason))
