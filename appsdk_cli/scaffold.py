@@ -378,8 +378,12 @@ _PLUGIN_ROWS = (
 
 def _template_values(name: str, flavor: WidgetFlavor, domain: str | None, auth: bool, plugin: bool) -> dict[str, str]:
     from appsdk_cli import chatgpt
+    from appsdk_cli.invocation import installed_from
 
+    appsdk = installed_from()
     return {
+        "appsdk_requirement": appsdk.requirement,
+        "appsdk_source_note": _source_note(appsdk.from_index) if appsdk.url else "",
         "app_name": name,
         "widget_mime_type": flavor.value,
         "widget_domain": f"https://{domain}" if domain else "",
@@ -387,6 +391,15 @@ def _template_values(name: str, flavor: WidgetFlavor, domain: str | None, auth: 
         "chatgpt_steps": chatgpt.markdown(sign_in=auth),
         "plugin_files": _PLUGIN_ROWS if plugin else "",
     }
+
+
+def _source_note(from_index: str) -> str:
+    """Why the test extra names a folder or URL: the comment over it in the project's pyproject.toml."""
+    return (
+        "\n# It names where the appsdk that made this project came from (a folder, archive or VCS URL, not a"
+        "\n# package index, where pip would not find it); once appsdk-cli is installed from an index, write"
+        f'\n# "{from_index}" here instead.'
+    )
 
 
 def _render_tree(source: Path, destination: Path, values: dict[str, str]) -> list[Path]:
