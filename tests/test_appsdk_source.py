@@ -36,9 +36,18 @@ def wheel(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory) -> Path:
-    """A fresh clone of this checkout, as a user has one (the checkout's own venvs and builds are not in it)."""
+    """This checkout's files as they stand, in a git repository of their own: a user's clone (without the
+    checkout's venvs and builds), and a repository pip can install from by a git URL."""
+    import shutil
+
     folder = tmp_path_factory.mktemp("clone") / "appsdk"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(folder)], check=True, capture_output=True)
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True)
+    for name in filter(None, listed.stdout.split("\0")):
+        if (REPO / name).is_file():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, folder / name)
+    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"]):
+        subprocess.run(["git", *command], cwd=folder, check=True, capture_output=True)
     return folder
 
 
@@ -62,6 +71,25 @@ def scaffolded_test_extra(venv: Path, tmp_path: Path) -> tuple[list[str], str]:
     return tomllib.loads(text)["project"]["optional-dependencies"]["test"], text
 
 
+def assert_builds(project: Path) -> None:
+    """The project's build backend accepts its pyproject as written (hatchling refuses a direct reference
+    unless allowed), as the README's `pip install -e ".[test]"` needs before it installs anything (the
+    metadata of a plain build: an editable one needs hatchling's `editables` too)."""
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--dry-run",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+    ]
+    built = subprocess.run([*command, str(project)], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+
+
 def new_venv(tmp_path: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True, capture_output=True)
     return tmp_path / "venv"
@@ -75,15 +103,19 @@ def test_installed_from_a_folder_the_project_asks_for_that_folder(how: str, tmp_
     extra, text = scaffolded_test_extra(venv, tmp_path)
     assert extra == ["pytest>=8", f"appsdk-cli @ {clone.as_uri()}"]
     assert NOTE + f'# "{FROM_INDEX}" here instead.\ntest = ' in text, text
+    assert_builds(tmp_path / "demo")
 
 
 def test_installed_from_git_the_project_asks_for_the_installed_commit(tmp_path: Path, clone: Path):
+    """A git URL with a host, as from GitHub (pip 23's packaging reads `git+file:///…` without one as invalid)."""
     commit = subprocess.run(["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    url = f"git+file://localhost{clone}"
     venv = new_venv(tmp_path)
-    pip(venv, f"git+{clone.as_uri()}")
+    pip(venv, url)
     extra, text = scaffolded_test_extra(venv, tmp_path)
-    assert extra == ["pytest>=8", f"appsdk-cli @ git+{clone.as_uri()}@{commit.strip()}"]
+    assert extra == ["pytest>=8", f"appsdk-cli @ {url}@{commit.strip()}"]
     assert NOTE in text, text
+    assert_builds(tmp_path / "demo")
 
 
 def test_installed_from_an_archive_the_project_asks_for_that_archive(tmp_path: Path, wheel: Path):
@@ -92,6 +124,7 @@ def test_installed_from_an_archive_the_project_asks_for_that_archive(tmp_path: P
     extra, text = scaffolded_test_extra(venv, tmp_path)
     assert extra == ["pytest>=8", f"appsdk-cli @ {wheel.as_uri()}"]
     assert NOTE in text, text
+    assert_builds(tmp_path / "demo")
 
 
 def test_installed_from_an_index_the_project_asks_for_a_compatible_version_by_name(tmp_path: Path, wheel: Path):
