@@ -171,6 +171,7 @@ def scaffold(
             files = _without_widget_tests(staging, files)
         if domain:
             _uncomment_tunnel_table(staging / "pyproject.toml")
+        _require_this_appsdk(staging / "pyproject.toml")
         if occupied and not force:
             raise AppsdkError(_refusal(target, _differing(staging, target, files)))
         if occupied:
@@ -254,6 +255,29 @@ def _uncomment_tunnel_table(pyproject: Path) -> None:
     if _TUNNEL_TABLE_COMMENTED not in text:
         raise AppsdkError("appsdk's template has no [tool.appsdk.tunnel] table; reinstall appsdk-cli")
     pyproject.write_text(text.replace(_TUNNEL_TABLE_COMMENTED, '[tool.appsdk.tunnel]\ndomain = "'), encoding="utf-8")
+
+
+_TEST_EXTRA = 'test = ["pytest>=8", "appsdk-cli"]\n'
+
+
+def _require_this_appsdk(pyproject: Path) -> None:
+    """The test extra asks for the appsdk-cli that makes the project, from where it was installed: a plain
+    `appsdk-cli` installs only from a package index, and appsdk-cli is installed from a clone."""
+    from appsdk_cli.invocation import installed_from
+
+    appsdk = installed_from()
+    text = pyproject.read_text(encoding="utf-8")
+    if _TEST_EXTRA not in text:
+        raise AppsdkError("appsdk's template has no test extra with appsdk-cli; reinstall appsdk-cli")
+    note = (
+        "# It names where the appsdk that made this project came from (a folder, archive or VCS URL, not a\n"
+        "# package index, where pip would not find it); once appsdk-cli is installed from an index, write\n"
+        f'# "{appsdk.from_index}" here instead.\n'
+        if appsdk.url
+        else ""
+    )
+    extra = note + _TEST_EXTRA.replace('"appsdk-cli"', f'"{appsdk.requirement}"')
+    pyproject.write_text(text.replace(_TEST_EXTRA, extra, 1), encoding="utf-8")
 
 
 # --template react: the template's widget file gives way to web/, and what points at it follows.
@@ -378,12 +402,8 @@ _PLUGIN_ROWS = (
 
 def _template_values(name: str, flavor: WidgetFlavor, domain: str | None, auth: bool, plugin: bool) -> dict[str, str]:
     from appsdk_cli import chatgpt
-    from appsdk_cli.invocation import installed_from
 
-    appsdk = installed_from()
     return {
-        "appsdk_requirement": appsdk.requirement,
-        "appsdk_source_note": _source_note(appsdk.from_index) if appsdk.url else "",
         "app_name": name,
         "widget_mime_type": flavor.value,
         "widget_domain": f"https://{domain}" if domain else "",
@@ -391,15 +411,6 @@ def _template_values(name: str, flavor: WidgetFlavor, domain: str | None, auth: 
         "chatgpt_steps": chatgpt.markdown(sign_in=auth),
         "plugin_files": _PLUGIN_ROWS if plugin else "",
     }
-
-
-def _source_note(from_index: str) -> str:
-    """Why the test extra names a folder or URL: the comment over it in the project's pyproject.toml."""
-    return (
-        "\n# It names where the appsdk that made this project came from (a folder, archive or VCS URL, not a"
-        "\n# package index, where pip would not find it); once appsdk-cli is installed from an index, write"
-        f'\n# "{from_index}" here instead.'
-    )
 
 
 def _render_tree(source: Path, destination: Path, values: dict[str, str]) -> list[Path]:
