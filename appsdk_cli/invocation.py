@@ -1,4 +1,5 @@
-"""How a new terminal reaches this appsdk, so every "Next:" line works exactly as printed there.
+"""How a new terminal reaches this appsdk, so every "Next:" line works exactly as printed there; and where
+this appsdk was installed from, so a new project installs the same one.
 
 A new terminal starts in the home folder with the login PATH: an activated virtual environment is not
 on it, and a relative folder means something else. So the hints name folders from `~` (or absolutely),
@@ -97,3 +98,48 @@ def pip_install(requirement: str, environ: Mapping[str, str] | None = None) -> s
     if active and _same_file(Path(active), Path(sys.prefix)):
         return f"pip install {shlex.quote(requirement)}"
     return f"{shell_path(Path(sys.executable), environ)} -m pip install {shlex.quote(requirement)}"
+
+
+DISTRIBUTION = "appsdk-cli"
+
+
+@dataclass(frozen=True)
+class InstalledFrom:
+    """Where this appsdk-cli was installed from, as a project that needs it requires it (PEP 508)."""
+
+    requirement: str  # "appsdk-cli>=0.1" from a package index; "appsdk-cli @ <url>" from anywhere else
+    url: str | None  # the folder, archive or VCS URL it came from; None from a package index
+    from_index: str  # the requirement once appsdk-cli comes from an index: "appsdk-cli>=0.1"
+
+
+def installed_from() -> InstalledFrom:
+    """Read from PEP 610's direct_url.json, which pip writes for an install from a folder (`pip install .`,
+    `-e .`), a VCS URL or an archive, and not for one from a package index.
+
+    appsdk-cli is installed from a clone of its repository, not from an index, so a project that asks for
+    plain `appsdk-cli` cannot be installed; it is pointed at the same source instead. An editable install's
+    folder serves as well as a plain one: the project installs it from there as it stands."""
+    import importlib.metadata
+    import json
+
+    try:
+        distribution = importlib.metadata.distribution(DISTRIBUTION)
+        recorded = distribution.read_text("direct_url.json")
+        direct = json.loads(recorded) if recorded else None
+    except (importlib.metadata.PackageNotFoundError, OSError, UnicodeDecodeError, ValueError):
+        return InstalledFrom(DISTRIBUTION, None, DISTRIBUTION)  # run from a source tree, not installed
+    release = re.match(r"\d+\.\d+", distribution.version or "")
+    from_index = f"{DISTRIBUTION}>={release.group(0)}" if release else DISTRIBUTION
+    url = direct.get("url") if isinstance(direct, dict) else None
+    # pip writes URLs percent-encoded; one that is not cannot go into the project's pyproject.toml as is.
+    if not isinstance(url, str) or not url or re.search(r"[\s\"'\\]", url):
+        return InstalledFrom(from_index, None, from_index)
+    vcs = direct.get("vcs_info")
+    if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
+        # The commit that is installed, so the project gets this appsdk and not a branch's later one.
+        commit = vcs.get("commit_id")
+        url = f"{vcs['vcs']}+{url}" + (f"@{commit}" if isinstance(commit, str) and commit else "")
+    subdirectory = direct.get("subdirectory")
+    if isinstance(subdirectory, str) and subdirectory:
+        url += f"#subdirectory={subdirectory}"
+    return InstalledFrom(f"{DISTRIBUTION} @ {url}", url, from_index)

@@ -173,6 +173,7 @@ def scaffold(
             files = _without_widget_tests(staging, files)
         if domain:
             _uncomment_tunnel_table(staging / "pyproject.toml")
+        _require_this_appsdk(staging / "pyproject.toml")
         if occupied and not force:
             raise AppsdkError(_refusal(target, _differing(staging, target, files)))
         if occupied:
@@ -257,6 +258,29 @@ def _uncomment_tunnel_table(pyproject: Path) -> None:
         raise AppsdkError("appsdk's template has no [tool.appsdk.tunnel] table; reinstall appsdk-cli")
     text = text.replace(_TUNNEL_TABLE_COMMENTED, '[tool.appsdk.tunnel]\ndomain = "')
     write_file(pyproject, text, root=pyproject.parent, mode=_mode_of(pyproject), sync=False)
+
+
+_TEST_EXTRA = 'test = ["pytest>=8", "appsdk-cli"]\n'
+
+
+def _require_this_appsdk(pyproject: Path) -> None:
+    """The test extra asks for the appsdk-cli that makes the project, from where it was installed: a plain
+    `appsdk-cli` installs only from a package index, and appsdk-cli is installed from a clone."""
+    from appsdk_cli.invocation import installed_from
+
+    appsdk = installed_from()
+    text = pyproject.read_text(encoding="utf-8")
+    if _TEST_EXTRA not in text:
+        raise AppsdkError("appsdk's template has no test extra with appsdk-cli; reinstall appsdk-cli")
+    note = (
+        "# It names where the appsdk that made this project came from (a folder, archive or VCS URL, not a\n"
+        "# package index, where pip would not find it); once appsdk-cli is installed from an index, write\n"
+        f'# "{appsdk.from_index}" here instead.\n'
+        if appsdk.url
+        else ""
+    )
+    extra = note + _TEST_EXTRA.replace('"appsdk-cli"', f'"{appsdk.requirement}"')
+    pyproject.write_text(text.replace(_TEST_EXTRA, extra, 1), encoding="utf-8")
 
 
 # --template react: the template's widget file gives way to web/, and what points at it follows.

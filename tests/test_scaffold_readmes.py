@@ -5,9 +5,10 @@ A line that serves (`python server.py`, `appsdk dev …`) runs in the background
 and the test waits until it serves; a line whose comment says "in a second terminal" runs in a new shell
 of its own, as a second terminal would; every other line must exit 0.
 
-One departure from the README, on purpose: appsdk-cli comes from this checkout, not from PyPI. A wheel of
-it is built once, and pip is told where it lies (PIP_FIND_LINKS), so the README's own
-`pip install -e ".[test]"` installs it from there, and only because the project asks for it.
+No departure from the README: pip has only the machine's own settings, as any terminal on it. appsdk-cli is
+on no package index; `appsdk new` writes into the project's `test` extra where the appsdk that made it was
+installed from (here the test venv's editable install of this checkout, so a file URL of the checkout), and
+the README's own `pip install -e ".[test]"` installs it from there.
 """
 
 from __future__ import annotations
@@ -42,24 +43,9 @@ def readme_blocks(readme: str) -> list[list[tuple[str, str]]]:
     return blocks
 
 
-@pytest.fixture(scope="module")
-def appsdk_wheels(tmp_path_factory) -> Path:
-    """This checkout as a wheel, where pip finds appsdk-cli instead of on PyPI (the one departure)."""
-    import subprocess
-    import sys
-
-    folder = tmp_path_factory.mktemp("wheels")
-    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(folder), str(REPO)]
-    built = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert built.returncode == 0, built.stdout + built.stderr
-    return folder
-
-
-def new_terminal(home: Path, wheels: Path | None = None) -> dict[str, str]:
-    # pip's own settings (its index) are the machine's, as in any terminal on it; plus this checkout's wheel.
+def new_terminal(home: Path) -> dict[str, str]:
+    # pip's own settings (its index) are the machine's, as in any terminal on it.
     pip = {key: value for key, value in os.environ.items() if key.startswith("PIP_")}
-    if wheels is not None:
-        pip["PIP_FIND_LINKS"] = f"{pip['PIP_FIND_LINKS']} {wheels}" if pip.get("PIP_FIND_LINKS") else str(wheels)
     return {"HOME": str(home), "PATH": NEW_TERMINAL_PATH, "LANG": "C.UTF-8", "TERM": "dumb", **pip}
 
 
@@ -104,8 +90,9 @@ def script_for(blocks: list[list[tuple[str, str]]], project: Path, env: dict[str
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-def test_the_scaffolds_readme_runs_as_written_in_a_new_terminal(variant: str, tmp_path: Path, appsdk_wheels: Path):
+def test_the_scaffolds_readme_runs_as_written_in_a_new_terminal(variant: str, tmp_path: Path):
     import subprocess
+    import tomllib
 
     if variant == "react" and not (shutil.which("node") and shutil.which("npm")):
         if os.environ.get("CI") == "true":
@@ -116,9 +103,11 @@ def test_the_scaffolds_readme_runs_as_written_in_a_new_terminal(variant: str, tm
     made = appsdk("new", "book-club", *VARIANTS[variant], "--path", str(tmp_path), timeout=600)
     assert made.returncode == 0, made.stdout + made.stderr
     project = tmp_path / "book-club"
+    extra = tomllib.loads((project / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    assert extra[-1] == f"appsdk-cli @ {REPO.as_uri()}", extra  # where the README's install finds appsdk-cli
     blocks = readme_blocks((project / "README.md").read_text())
     assert blocks and any(command.startswith("pip install") for command, _ in blocks[0]), blocks
-    env = new_terminal(home, appsdk_wheels)
+    env = new_terminal(home)
     setup, rest = script_for(blocks, project, env)
 
     installed = subprocess.run(
@@ -134,11 +123,12 @@ def test_the_scaffolds_readme_runs_as_written_in_a_new_terminal(variant: str, tm
         assert "ada" in ran.stdout, ran.stdout[-4000:]
 
 
-def test_the_next_lines_install_what_the_readme_installs_for_the_tests(tmp_path: Path, appsdk_wheels: Path):
+def test_the_next_lines_install_what_the_readme_installs_for_the_tests(tmp_path: Path):
     """#36: `appsdk new`'s "Next:" test line and the README agreed on pytest only by chance (the line
     installed a bare `pytest`, the README the project's `test` extra). In the quick start's venv (appsdk
     installed, no pytest) the line installs the test extra's missing requirements as the pyproject writes
-    them, and then runs the tests as printed."""
+    them, and then runs the tests as printed. The venv is the root README's quick start's: `pip install .`
+    in the clone (this checkout), so the test extra names the clone's folder."""
     import subprocess
     import tomllib
 
@@ -146,10 +136,11 @@ def test_the_next_lines_install_what_the_readme_installs_for_the_tests(tmp_path:
 
     home = tmp_path / "home"
     home.mkdir()
-    env = new_terminal(home, appsdk_wheels)
+    env = new_terminal(home)
     venv = tmp_path / "quick-start-venv"
     made = subprocess.run(
-        ["bash", "--noprofile", "--norc", "-c", f"python3 -m venv {venv} && {venv}/bin/pip install -q appsdk-cli"],
+        ["bash", "--noprofile", "--norc", "-c", f"python3 -m venv {venv} && {venv}/bin/pip install -q ."],
+        cwd=REPO,
         env=env,
         capture_output=True,
         text=True,
@@ -165,7 +156,7 @@ def test_the_next_lines_install_what_the_readme_installs_for_the_tests(tmp_path:
     )
     assert new.returncode == 0, new.stderr
     extra = tomllib.loads((tmp_path / "demo" / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    assert "pytest>=8" in extra["test"]
+    assert extra["test"] == ["pytest>=8", f"appsdk-cli @ {REPO.as_uri()}"]
     test_line = _next_lines(new.stdout)[-1]
     assert test_line == "python -m pip install 'pytest>=8' && python -m pytest", new.stdout
     setup, cd = _next_lines(new.stdout)[:2]
