@@ -280,7 +280,8 @@ def _require_this_appsdk(pyproject: Path) -> None:
         else ""
     )
     extra = note + _TEST_EXTRA.replace('"appsdk-cli"', f'"{appsdk.requirement}"')
-    pyproject.write_text(text.replace(_TEST_EXTRA, extra, 1), encoding="utf-8")
+    replaced = text.replace(_TEST_EXTRA, extra, 1)
+    write_file(pyproject, replaced, root=pyproject.parent, mode=_mode_of(pyproject), sync=False)
 
 
 # --template react: the template's widget file gives way to web/, and what points at it follows.
