@@ -91,6 +91,5 @@ def test_the_limit_is_a_setting_and_a_wrong_one_is_a_usage_error(hostile):
     assert rss_kib * 1024 < MOST_RSS, f"peak RSS {rss_kib} KiB"
     wrong, _ = measured("tools", "--url", url, env={"APPSDK_MAX_MESSAGE_BYTES": "lots"})
     assert wrong.returncode == 2, wrong.stderr
-    assert wrong.stderr.strip() == (
-        "error: APPSDK_MAX_MESSAGE_BYTES='lots' is not a number of bytes, e.g. 64000000"
-    ), wrong.stderr
+    expected = "error: APPSDK_MAX_MESSAGE_BYTES='lots' is not a number of bytes, e.g. 64000000"
+    assert wrong.stderr.strip() == expected, wrong.stderr
