@@ -7,6 +7,7 @@ Everything but tools/list is answered honestly (tests/hostile.py's answers). too
   POST /lie        `Content-Length: 10 GB`, then the same endless body
   POST /sse        an event stream whose one `data:` line goes on until the client hangs up
   --stdio          one line on stdout that goes on until the client closes the pipe
+  POST /many       an honest list of MANY_TOOLS tools, about LIST_BYTES: well under the limit
 """
 
 from __future__ import annotations
@@ -21,6 +22,20 @@ from hostile import Handler, result_for
 
 PIECE = b"a" * (1024 * 1024)
 CLAIMED_LENGTH = 10_000_000_000
+MANY_TOOLS = 5000
+MANY = [
+    {
+        "name": f"tool-{n}",
+        "description": f"Tool {n} of a large app: " + "it does one thing, described at some length. " * 8,
+        "inputSchema": {
+            "type": "object",
+            "properties": {name: {"type": "string", "description": f"The {name}."} for name in ("a", "b", "c")},
+        },
+        "annotations": {"readOnlyHint": True},
+    }
+    for n in range(MANY_TOOLS)
+]
+LIST_BYTES = len(json.dumps({"tools": MANY}))
 
 
 def opening(request_id: object) -> bytes:
@@ -47,6 +62,9 @@ class MessagesHandler(Handler):
             self._reply(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
             return
         path = urlsplit(self.path).path
+        if path == "/many":
+            self._reply(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": MANY}}).encode())
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream" if path == "/sse" else "application/json")
         if path == "/lie":

@@ -5,6 +5,7 @@ the limit (64 MB), however much the server sends."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import RunningServer, free_port, serve, stop
+from hostile_messages import LIST_BYTES, MANY_TOOLS
 
 SERVER = Path(__file__).resolve().parent / "hostile_messages.py"
 QUICK = 30.0
@@ -93,3 +95,12 @@ def test_the_limit_is_a_setting_and_a_wrong_one_is_a_usage_error(hostile):
     assert wrong.returncode == 2, wrong.stderr
     expected = "error: APPSDK_MAX_MESSAGE_BYTES='lots' is not a number of bytes, e.g. 64000000"
     assert wrong.stderr.strip() == expected, wrong.stderr
+
+
+def test_an_honest_list_of_thousands_of_tools_is_read_whole(hostile):
+    assert LIST_BYTES > 3_000_000  # larger than the workbench's 5,000-tool list
+    result, _ = measured("tools", "--url", f"http://127.0.0.1:{hostile.port}/many", "--json")
+    assert result.returncode == 0, result.stderr
+    tools = json.loads(result.stdout)
+    tools = tools["tools"] if isinstance(tools, dict) else tools
+    assert len(tools) == MANY_TOOLS and tools[-1]["name"] == f"tool-{MANY_TOOLS - 1}"
