@@ -7,6 +7,8 @@ Everything but tools/list is answered honestly (tests/hostile.py's answers). too
   POST /lie        `Content-Length: 10 GB`, then the same endless body
   POST /sse        an event stream whose one `data:` line goes on until the client hangs up
   --stdio          one line on stdout that goes on until the client closes the pipe
+  /legacy          POST is refused (405), so the client falls back to HTTP+SSE; the GET stream's
+                   `endpoint` event then never ends
   POST /many       an honest list of MANY_TOOLS tools, about LIST_BYTES: well under the limit
 """
 
@@ -52,7 +54,27 @@ def flood(write: Callable[[bytes], object]) -> None:
 
 
 class MessagesHandler(Handler):
+    def do_GET(self) -> None:
+        if urlsplit(self.path).path != "/legacy":
+            self._reply(404, b"{}")
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+        def chunked(data: bytes) -> None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+        chunked(b"event: endpoint\ndata: /messages/?session_id=")
+        flood(chunked)
+        self.close_connection = True
+
     def do_POST(self) -> None:
+        if urlsplit(self.path).path == "/legacy":
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._reply(405, b"")
+            return
         message = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
         if "id" not in message:
             self._reply(202, b"")

@@ -72,7 +72,7 @@ def refused_in_one_line(result: subprocess.CompletedProcess[str], rss_kib: int, 
     assert rss_kib * 1024 < MOST_RSS, f"peak RSS {rss_kib} KiB"
 
 
-@pytest.mark.parametrize("path", ["endless", "lie", "sse"])
+@pytest.mark.parametrize("path", ["endless", "lie", "sse", "legacy"])
 def test_tools_refuses_a_tools_list_that_never_ends_in_one_line_and_stays_small(hostile, path):
     url = f"http://127.0.0.1:{hostile.port}/{path}"
     result, rss_kib = measured("tools", "--url", url)
