@@ -8,7 +8,9 @@
   abort the connection once the time is up, which unblocks any read in progress.
 - Sizes: an answer is read up to a number of bytes counted after decoding (DOCUMENT_BYTES for the
   documents sign-in and checks read). httpx decodes gzip whole: 509 KiB of gzip took `check` to 1 GiB.
-  `BoundedBody` decodes as the bytes arrive and stops at the limit, whichever the encoding.
+  `BoundedBody` decodes as the bytes arrive and stops at the limit, whichever the encoding. Each MCP
+  message (a JSON body, an event-stream event, a stdio line) is counted the same way, up to
+  `message_limit()`: a server sending an endless body must not grow appsdk without end.
 
 Light on imports on purpose: client.py imports it on every `appsdk call`.
 """
@@ -16,6 +18,7 @@ Light on imports on purpose: client.py imports it on every `appsdk call`.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 import zlib
@@ -23,7 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from appsdk_cli.errors import AppsdkError
+from appsdk_cli.errors import AppsdkError, UsageError
 
 if TYPE_CHECKING:
     import httpx
@@ -31,6 +34,12 @@ if TYPE_CHECKING:
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # A server's metadata, a registration or token answer, a challenge token: a few kilobytes when honest.
 DOCUMENT_BYTES = 1_000_000
+# One MCP message: honest ones are large (the workbench at 5,000 tools sends a 2.6 MB tools/list), so the
+# default leaves some 25 times that, and still keeps a hostile server's endless body off the heap.
+MESSAGE_BYTES = 64_000_000
+MESSAGE_BYTES_VARIABLE = "APPSDK_MAX_MESSAGE_BYTES"
+# How much of a body one read takes: a Content-Length is the server's claim, not a size to allocate.
+READ_CHUNK = 65536
 # The encodings BoundedBody decodes, and so the only ones asked for (httpx would also ask for br and zstd
 # when their packages happen to be installed, and decode them whole).
 ACCEPTED_ENCODINGS = "gzip, deflate"
@@ -93,11 +102,54 @@ class BoundedBody:
     def _counted(self, data: bytes) -> bytes:
         self.size += len(data)
         if self.size > self.limit:
-            raise TooLarge(f"its answer is larger than {_size(self.limit)} (decoded); appsdk reads no more of it")
+            raise TooLarge(f"its answer is larger than {size_text(self.limit)} (decoded); appsdk reads no more of it")
         return data
 
 
-def _size(limit: int) -> str:
+def message_limit() -> int:
+    """The most bytes appsdk reads of one MCP message: MESSAGE_BYTES, or $APPSDK_MAX_MESSAGE_BYTES."""
+    value = os.environ.get(MESSAGE_BYTES_VARIABLE, "").strip()
+    if not value:
+        return MESSAGE_BYTES
+    if not value.isdigit() or int(value) <= 0:
+        raise UsageError(f"{MESSAGE_BYTES_VARIABLE}={value!r} is not a number of bytes, e.g. {MESSAGE_BYTES}")
+    return int(value)
+
+
+def too_large_message(source: str, limit: int) -> str:
+    """The one line for a message past `limit` from `source` (a server's URL or command)."""
+    return (
+        f"{source} sent a message larger than {size_text(limit)}; appsdk reads no more of it"
+        f" (set {MESSAGE_BYTES_VARIABLE} to a number of bytes to allow more)"
+    )
+
+
+def read_body(response: Any, limit: int) -> bytes:
+    """An `http.client` response's whole body, at most `limit` bytes: a Content-Length past it is refused
+    before reading, any other body (chunked, or to the end of the connection) is counted as it arrives."""
+    if response.length is not None and response.length > limit:
+        raise TooLarge(f"its answer says it is {response.length} bytes, larger than {size_text(limit)}")
+    body = BoundedBody("", limit)
+    parts = []
+    while chunk := response.read(READ_CHUNK):
+        parts.append(body.feed(chunk))
+    return b"".join(parts)
+
+
+def event_lines(readline: Callable[[int], bytes], limit: int) -> Iterator[bytes]:
+    """The lines of an event stream, each event (its lines up to a blank one) at most `limit` bytes: no
+    line is read further than the room its event has left."""
+    used = 0
+    while line := readline(limit - used + 1):
+        used += len(line)
+        if used > limit:
+            raise TooLarge(f"one of its events is larger than {size_text(limit)}")
+        if not line.rstrip(b"\r\n"):
+            used = 0
+        yield line
+
+
+def size_text(limit: int) -> str:
     return f"{limit / 1_000_000:g} MB" if limit >= 1_000_000 else f"{limit / 1000:g} kB"
 
 

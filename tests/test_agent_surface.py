@@ -197,3 +197,49 @@ def test_the_fence_token_and_angle_brackets_never_stand_in_the_data_yet_it_decod
     text = data_json(data, token)
     assert token not in text and "<" not in text and ">" not in text
     assert json.loads(text) == data
+
+
+RAISING_SERVER = f"""\
+from mcp.server.mcpserver import MCPServer
+
+raise RuntimeError({FORGED.replace(chr(10), " ")!r})
+mcp = MCPServer(name="raising", version="0.0.1", log_level="WARNING")
+"""
+
+
+@pytest.mark.anyio
+async def test_dev_status_fences_the_apps_tool_names_and_its_import_error_text(tmp_path: Path, anyio_backend):
+    from test_agent_mcp import start_dev, status_file, wait_until
+
+    root = tmp_path / "work"
+    app = root / "app"
+    app.mkdir(parents=True)
+    (app / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "0"\n')
+    (app / "server.py").write_text(HOSTILE_SERVER)
+    dev, _ = start_dev(app)
+    try:
+        async with agent_session(root) as agent:
+            serving = await agent.call_tool("dev_status", {"path": "app"})
+            (app / "server.py").write_text(RAISING_SERVER)
+            wait_until(lambda: status_file(app)["lastImportError"], "the import error in the status file")
+            broken = await agent.call_tool("dev_status", {"path": "app"})
+    finally:
+        stop(dev)
+
+    # The tool names are the server's: marked, and inside the fence.
+    assert not serving.is_error, text_of(serving)
+    structured = serving.structured_content
+    assert structured["running"] is True and structured["tools"] == ["lure"]
+    assert structured["untrusted"] is True and "tools" in structured["untrustedFields"]
+    heading, data = fenced_block(text_of(serving))
+    assert heading.startswith("appsdk: dev_status's answer") and data == structured
+
+    # The import error quotes the app's exception: fenced, exact, and never in appsdk's own hint.
+    assert not broken.is_error, text_of(broken)
+    structured = broken.structured_content
+    assert structured["appOk"] is False and "lastImportError" in structured["untrustedFields"]
+    assert "lastToolCrash" in structured["untrustedFields"]
+    assert FORGED.replace("\n", " ") in structured["lastImportError"]["summary"]
+    assert "curl" not in structured["hint"] and "hint" not in structured["untrustedFields"]
+    heading, data = fenced_block(text_of(broken))
+    assert data == structured

@@ -241,8 +241,8 @@ def _dev_status(space: Workspace, arguments: dict[str, Any], progress: Progress)
     if not running:
         answer["hint"] = f"appsdk dev is not running; start it in a terminal of its own: `appsdk dev` in {project}"
     elif answer["appOk"] is False and answer["lastImportError"]:
-        error = answer["lastImportError"]
-        answer["hint"] = f"the app does not import: {error.get('summary')}; fix it and save, dev reloads by itself"
+        # The summary quotes the app's exception message: it stays in lastImportError, inside the fence.
+        answer["hint"] = "the app does not import (lastImportError says where and why); fix it and save, dev reloads"
     return Answer(answer)
 
 
@@ -276,6 +276,8 @@ DEV_STATUS = ToolSpec(
     idempotent=True,
     open_world=False,
     run=_dev_status,
+    # Tool names come from the app's server; an import error or a crash quotes its exception's message.
+    server_data=("tools", "lastImportError", "lastToolCrash"),
 )
 
 

@@ -187,6 +187,8 @@ class HttpTransport:
         # end that request, not look like a stale kept-alive one that is sent again.
         self._abandoned = False
         self._target = self._split(url)
+        # Every body and event is read up to this many bytes: a server's endless answer ends there.
+        self.max_message_bytes = httpguard.message_limit()
 
     @staticmethod
     def _split(url: str) -> tuple[str, str, int | None, str]:
@@ -281,7 +283,7 @@ class HttpTransport:
                 self._drop_connection()
                 raise self._unreachable(problem) from problem
             if response.status in (307, 308) and response.getheader("Location"):
-                response.read()
+                self.read_body(response)
                 # A token goes only to the origin it was given for; https -> http is refused (httpguard).
                 self.url, self.extra_headers = httpguard.redirect(
                     self.url, response.getheader("Location") or "", self.extra_headers
@@ -304,6 +306,17 @@ class HttpTransport:
         reason = getattr(problem, "strerror", None) or str(problem) or type(problem).__name__
         return ConnectError(f"cannot reach the MCP server at {self.description}: {reason}", detail=repr(problem))
 
+    def read_body(self, response: http.client.HTTPResponse) -> bytes:
+        """The answer's body, bounded (httpguard.TooLarge past the limit)."""
+        return httpguard.read_body(response, self.max_message_bytes)
+
+    def events(self, response: http.client.HTTPResponse) -> Iterator[SseEvent]:
+        """The answer's events, each bounded (httpguard.TooLarge past the limit)."""
+        return parse_sse(httpguard.event_lines(response.readline, self.max_message_bytes))
+
+    def too_large(self) -> ProtocolError:
+        return ProtocolError(httpguard.too_large_message(self.description, self.max_message_bytes))
+
     def exchange(
         self,
         message: Message,
@@ -322,10 +335,19 @@ class HttpTransport:
                 # Half an exchange: the connection cannot carry another (the session's DELETE among them).
                 self._drop_connection()
                 raise
-            except (AppsdkError, OSError, ValueError, RecursionError, http.client.HTTPException) as problem:
+            except (
+                AppsdkError,
+                OSError,
+                ValueError,
+                RecursionError,
+                http.client.HTTPException,
+                httpguard.TooLarge,
+            ) as problem:
                 self._drop_connection()
                 if deadline.expired:
                     raise ConnectError(f"{self.description} did not answer within {self.timeout:g} s") from problem
+                if isinstance(problem, httpguard.TooLarge):
+                    raise self.too_large() from None
                 if isinstance(problem, AppsdkError):
                     raise
                 if isinstance(problem, RecursionError):
@@ -364,25 +386,25 @@ class HttpTransport:
         status = response.status
         if "id" not in message or status == 202:
             # Notifications (and responses we send) get 202 Accepted with no body.
-            body = response.read()
+            body = self.read_body(response)
             if status >= 400:
                 raise self._http_error(status, body, response=response)
             return None
         content_type = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
         if status >= 400:
-            raise self._http_error(status, response.read(), content_type, response=response)
+            raise self._http_error(status, self.read_body(response), content_type, response=response)
         try:
             if content_type == "text/event-stream":
                 return self._read_stream(response, message["id"], on_other)
             if content_type == "application/json":
-                return self._expect_response(json.loads(response.read()), message["id"])
+                return self._expect_response(json.loads(self.read_body(response)), message["id"])
         except TimeoutError as problem:
             self._drop_connection()
             raise ConnectError(f"{self.description} did not answer within {self.timeout:g} s") from problem
         except (ValueError, UnicodeDecodeError) as problem:
             self._drop_connection()
             raise ProtocolError(f"{self.description} sent a body that is not JSON: {problem}") from problem
-        body = response.read()
+        body = self.read_body(response)
         raise ProtocolError(
             f"{self.description} answered with Content-Type {content_type or 'none'!r}, not JSON or an event stream;"
             " is this the MCP endpoint (usually ending in /mcp)?",
@@ -400,7 +422,7 @@ class HttpTransport:
     def _read_stream(
         self, response: http.client.HTTPResponse, request_id: Any, on_other: Callable[[Message], Message | None]
     ) -> Message:
-        for event in parse_sse(iter(response.readline, b"")):
+        for event in self.events(response):
             if event.event != "message" or not event.data.strip():
                 continue  # e.g. a priming event that carries only an id
             message = json.loads(event.data)
@@ -489,8 +511,8 @@ class HttpTransport:
     def close(self) -> None:
         if self.session_id:
             # Ending the session frees it on the server; a server that does not allow DELETE answers 405.
-            with contextlib.suppress(AppsdkError):
-                self._request("DELETE", None).read()
+            with contextlib.suppress(AppsdkError, httpguard.TooLarge):
+                self.read_body(self._request("DELETE", None))
             self.session_id = None
         self._drop_connection()
 

@@ -21,8 +21,8 @@ from appsdk_cli.client.http import (
     Message,
     ProtocolError,
     SseEvent,
-    parse_sse,
 )
+from appsdk_cli.httpguard import TooLarge
 
 if TYPE_CHECKING:
     import http.client
@@ -62,18 +62,27 @@ class SseTransport:
 
     def open(self) -> None:
         """GET the stream and wait for its `endpoint` event."""
+        try:
+            self._open()
+        except TooLarge:
+            self._stream_side._drop_connection()
+            raise self._stream_side.too_large() from None
+
+    def _open(self) -> None:
         response = self._stream_side._request("GET", None, {"Accept": "text/event-stream"})
         content_type = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
         if response.status >= 400:
-            raise self._stream_side._http_error(response.status, response.read(), content_type, response=response)
+            raise self._stream_side._http_error(
+                response.status, self._stream_side.read_body(response), content_type, response=response
+            )
         if content_type != "text/event-stream":
-            response.read()
+            self._stream_side.read_body(response)
             raise ProtocolError(
                 f"{self.description} answered GET with {content_type or 'no Content-Type'}, not an event stream,"
                 " so it is not an HTTP+SSE endpoint either"
             )
         self._response = response
-        self._events = parse_sse(iter(response.readline, b""))
+        self._events = self._stream_side.events(response)
         try:
             for event in self._events:
                 if event.event == "endpoint":
@@ -129,6 +138,9 @@ class SseTransport:
             raise ConnectError(f"{self.description} did not answer within {self.timeout:g} s") from problem
         except (ValueError, UnicodeDecodeError) as problem:
             raise ProtocolError(f"{self.description} sent an event that is not JSON: {problem}") from problem
+        except TooLarge:
+            self._stream_side._drop_connection()
+            raise self._stream_side.too_large() from None
         raise ProtocolError(f"{self.description} closed the event stream before answering request {request_id}")
 
     def send_aside(self, message: Message, *, timeout: float | None = None) -> None:

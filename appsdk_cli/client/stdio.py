@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import IO
 
+from appsdk_cli import httpguard
 from appsdk_cli.client.http import DEFAULT_TIMEOUT, ConnectError, Message, ProtocolError
 from appsdk_cli.errors import AppsdkError
 
@@ -45,7 +46,9 @@ class StdioTransport:
         except OSError as problem:
             self._log.close()
             raise ConnectError(f"cannot start {self.description}: {problem.strerror or problem}") from problem
-        self._buffer = b""
+        self._buffer = bytearray()
+        # One line is one message, read up to this many bytes: a server that never ends a line stops there.
+        self.max_message_bytes = httpguard.message_limit()
         self._writing = threading.Lock()
         # Written to by abandon() to wake a read that waits for an answer no one wants any more.
         self._wake_read, self._wake_write = os.pipe()
@@ -118,7 +121,11 @@ class StdioTransport:
         with selectors.DefaultSelector() as selector:
             selector.register(self.process.stdout, selectors.EVENT_READ)
             selector.register(self._wake_read, selectors.EVENT_READ)
-            while b"\n" not in self._buffer:
+            searched = 0
+            while (end := self._buffer.find(b"\n", searched)) < 0:
+                searched = len(self._buffer)
+                if searched > self.max_message_bytes:
+                    raise self._too_large()
                 remaining = deadline - time.monotonic()
                 ready = selector.select(remaining) if remaining > 0 else []
                 if not ready:
@@ -132,8 +139,14 @@ class StdioTransport:
                         raise self._not_mcp(self._buffer)
                     raise self._died()
                 self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
+        if end > self.max_message_bytes:
+            raise self._too_large()
+        line = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
         return line
+
+    def _too_large(self) -> ProtocolError:
+        return ProtocolError(httpguard.too_large_message(self.description, self.max_message_bytes))
 
     def _not_mcp(self, line: bytes) -> ConnectError:
         # A ConnectError, not a ProtocolError: no era fallback can help a command that is not an MCP server.
