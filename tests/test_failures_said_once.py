@@ -46,6 +46,12 @@ def throwing(tmp_path: Path) -> Path:
     return project
 
 
+def throwing_line(project: Path) -> int:
+    """The line of book-list.html that throws (1-based)."""
+    lines = (project / "widgets" / "book-list.html").read_text(encoding="utf-8").splitlines()
+    return next(number for number, line in enumerate(lines, 1) if "the shelf is missing" in line)
+
+
 def test_appsdk_test_says_a_failure_once(tmp_path: Path):
     nowhere = dead_url()
     result = run([*APPSDK, "test", "--url", nowhere], tmp_path)
@@ -89,4 +95,10 @@ def test_preview_screenshot_says_a_widget_error_once(throwing: Path, tmp_path: P
     said = result.stdout + result.stderr
     assert result.returncode == 1 and shot.is_file(), said
     assert said.count(THROWN) == 1, said
-    assert f"✗ {THROWN}" in result.stderr
+    # Named in the template, as `appsdk test` names it, never the served view's line; and alone: that the
+    # widget never read its data follows from it, and is no second problem.
+    thrown_at = throwing_line(throwing)
+    assert f"✗ {THROWN} (ui://widget/book-list.html:{thrown_at})" in result.stderr, said
+    assert "/view:" not in said, said
+    assert "never read its data" not in said, said
+    assert "(1 problem above" in said, said

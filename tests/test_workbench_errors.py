@@ -115,3 +115,31 @@ def test_a_widget_throwing_in_a_loop_is_a_few_lines_in_the_terminal_not_a_flood(
         context.close()
     said = [text for text in output.splitlines() if "widget error" in text]
     assert [text.split(": Uncaught Error: ")[1].split(" (")[0] for text in said] == ["tick 1", "tick 2", "tick 3"], said
+
+
+def test_the_log_panel_names_a_widget_error_by_its_templates_line(browser, tmp_path: Path) -> None:
+    # Not the `page` fixture, which fails a test whose page threw: here the widget (in a frame) throws on purpose.
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    project = scaffold("book-club", tmp_path).path
+    widget = project / "widgets" / "book-list.html"
+    widget.write_text(widget.read_text().replace("</body>", THROWS, 1))
+    line = next(n for n, text in enumerate(widget.read_text().splitlines(), 1) if "throw new Error" in text)
+    dev = Dev(project)
+    try:
+        open_workbench(page, dev.url)
+        page.click("#run-button")
+        wait_run(page)
+        page.locator('[role="tab"][data-panel="log"]').click()
+        # The error's line and its stack, both named by the template (the server names them, host/place.py),
+        # as the run card and `appsdk test` name them: never the served view's /view:NNN.
+        logged = page.locator("#log-entries li[data-level='error']", has_text="the shelf")
+        logged.first.wait_for(timeout=20_000)
+        text = logged.first.text_content() or ""
+        assert f"(ui://widget/book-list.html:{line})" in text, text
+        assert "/view:" not in (page.locator("#log-entries").text_content() or ""), text
+        screenshot(page, "workbench-log-panel-widget-error.png", tmp_path)
+    finally:
+        output = dev.stop()
+        context.close()
+    assert dev.process.returncode == 0, output

@@ -7,6 +7,7 @@ Screenshots go to $APPSDK_TEST_SCREENSHOTS when it is set (to look at them), els
 
 from __future__ import annotations
 
+import json
 import sys
 import urllib.request
 from collections.abc import Iterator
@@ -272,3 +273,30 @@ def test_a_widgets_own_call_reads_in_order_and_is_the_widgets(page, trip_bench: 
     page.wait_for_function(f"() => document.querySelectorAll('{ROWS}[data-channel=mcp]').length === 3")
     late = [(channel, method) for channel, _, method, _ in page.eval_on_selector_all(ROWS, ROW_FACTS)]
     assert late[0] == ("mcp", "notification notifications/message") and late[-1] == ("openai", "response callTool")
+
+
+def test_cancelling_a_task_run_cancels_the_servers_task(page, tmp_path: Path) -> None:
+    """Cancel in the workbench while a task works: the server is sent `tasks/cancel` for it, so the task
+    stops instead of working on for nobody (dropping the wait on `tasks/result` cancels only the wait)."""
+    port = free_port()  # a server of its own: its first task is task-1, whatever ran before
+    server = serve([sys.executable, str(FIXTURES / "parity_server.py"), str(port)], port)
+    try:
+        with Workbench(Target(url=server.url)) as bench:
+            open_workbench(page, bench.url)
+            pick(page, "research")
+            field(page, "topic").locator("input").fill("moths")
+            page.click("#run-button")
+            card = page.locator(".run").first
+            card.locator(".run-progress", has_text="running as MCP task task-1 (working)").wait_for(timeout=20_000)
+            card.locator('[data-action="cancel"]').click()
+            run = wait_run(page, calls=0)
+            assert run["status"] == "cancelled", run
+            asked = {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": "task-1"}}
+            request = urllib.request.Request(
+                server.url, json.dumps(asked).encode(), {"Content-Type": "application/json"}
+            )
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                task = json.load(answer)["result"]
+            assert task["status"] == "cancelled", task
+    finally:
+        stop(server.process)

@@ -122,6 +122,8 @@ class McpClient:
         self._next_progress = 0
         # The id of the request waiting for its answer, for cancel_in_flight from another thread.
         self._in_flight: int | None = None
+        # The MCP task whose result that request waits for: a cancel cancels the task too (tasks/cancel).
+        self._task_awaited: str | None = None
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -506,23 +508,37 @@ class McpClient:
 
         In the handshake eras that is `notifications/cancelled` naming the request, sent on a connection
         of its own (or a line on stdin) while the request's thread still waits; whoever cancels then
-        drops that wait. In 2026-07-28 closing the request's stream is the cancellation: nothing to send.
+        drops that wait. A wait on an MCP task's result (call_tool's `as_task`) sends `tasks/cancel` for the
+        task first. In 2026-07-28 closing the request's stream is the cancellation: nothing to send.
         Never raises: a server that cannot be told still loses the connection."""
-        request_id = self._in_flight
+        request_id, task_id = self._in_flight, self._task_awaited
         if request_id is None or self.era is None or self.era.modern:
             return False
-        message: Message = {
-            "jsonrpc": "2.0",
-            "method": "notifications/cancelled",
-            "params": {"requestId": request_id, "reason": reason},
-        }
-        if self.trace:
-            self.trace("send", message)
-        try:
-            self.transport.send_aside(message, timeout=CANCEL_SECONDS)
-        except (AppsdkError, OSError):
-            return False
-        return True
+        messages: list[Message] = []
+        if task_id is not None:
+            # Waiting on tasks/result: cancelling that wait would leave the task working for nobody, and a
+            # task is cancelled only by tasks/cancel (2025-11-25). Its id is a string, never one of ours.
+            cancel_id = f"appsdk-cancel-{request_id}"
+            messages.append(
+                {"jsonrpc": "2.0", "id": cancel_id, "method": "tasks/cancel", "params": {"taskId": task_id}}
+            )
+        messages.append(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": request_id, "reason": reason},
+            }
+        )
+        told = False
+        for message in messages:
+            if self.trace:
+                self.trace("send", message)
+            try:
+                self.transport.send_aside(message, timeout=CANCEL_SECONDS)
+            except (AppsdkError, OSError):
+                continue
+            told = True
+        return told
 
     def cancel(self, reason: str) -> bool:
         """Cancel the request now in flight, from another thread: the server is told where the era has a
@@ -676,7 +692,11 @@ class McpClient:
             return answer  # a plain call, or a server that ran it at once after all
         if on_task is not None:
             on_task(task)
-        return self.request("tasks/result", {"taskId": task["taskId"]})
+        self._task_awaited = task["taskId"]
+        try:
+            return self.request("tasks/result", {"taskId": task["taskId"]})
+        finally:
+            self._task_awaited = None
 
     def read_resource(self, uri: str) -> dict[str, Any]:
         return self.request("resources/read", {"uri": uri})

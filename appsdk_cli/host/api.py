@@ -13,7 +13,8 @@ POST /api/call/deny        {id} → the held call dropped, never made
 POST /api/read             a widget's resources/read
 POST /api/forward          a view's resources/list or resources/templates/list, one page
 POST /api/widget-state     the widget's state, kept here so a reload gets it back
-POST /api/log              a line of the host log (the terminal prints it)
+POST /api/log              a line of the host log (the terminal prints it) → {message}, its place in the
+                           widget's document named as its template's (place.py)
 POST /api/files            {fileName, mimeType, data: base64} → the stored file (window.openai.uploadFile)
 POST /api/files/url        {fileId} → {downloadUrl} (window.openai.getFileDownloadUrl)
 POST /api/rerun            call the tool again with the same arguments → {result} ("Reload widget")
@@ -32,6 +33,7 @@ from appsdk_cli.appmeta import Bridge, crash_hint, error_text, tool_crash, witho
 from appsdk_cli.host import files, profiles, widget
 from appsdk_cli.host.handler import HttpError, Request, get, post
 from appsdk_cli.host.origins import frame_ancestors
+from appsdk_cli.host.place import in_template
 from appsdk_cli.host.run import DEFAULT_RUN, LogEntry, UnknownRun
 from appsdk_cli.host.session import PreviewSession, call_from_widget, forward_from_widget, read_from_widget
 from appsdk_cli.host.state import HeldCall, HostState
@@ -222,8 +224,12 @@ def _log(request: Request) -> None:
     body = request.body or {}
     level = body.get("level") if body.get("level") in ("info", "warn", "error") else "info"
     kind = str(body.get("kind", "host"))[:20]
-    request.host.record(LogEntry(kind, level, str(body.get("message", ""))[:4000], _run_id(request)))
-    request.json(HTTPStatus.OK, {})
+    run_id = _run_id(request)
+    # A line of the widget's document is named as its template's, here for every reader of the log: the
+    # terminal, the workbench's panels and the page itself (which shows the line as answered).
+    message = in_template(request.host, str(body.get("message", ""))[:4000], run_id)
+    request.host.record(LogEntry(kind, level, message, run_id))
+    request.json(HTTPStatus.OK, {"message": message})
 
 
 def _upload(request: Request) -> None:

@@ -1,10 +1,20 @@
-"""Where in its template a line of the widget's document is: the one mapping `appsdk test` and the workbench
-both name a widget's error by (the template's ui:// URI and line, not the view's `/view:375`)."""
+"""Where in its template a line of the widget's document is: the one mapping `appsdk test`, the host's log
+(the workbench's Log panel, preview's terminal) and `preview --screenshot` name a widget's error by (the
+template's ui:// URI and line, not the view's `/view:375`); and which of a widget's problems to say."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from appsdk_cli.host.run import DEFAULT_RUN, UnknownRun
+
+if TYPE_CHECKING:
+    from appsdk_cli.host.state import HostState
+
+# What follows from a widget failing rather than causing it: a widget that threw at load never took its data.
+DATA_PROBLEMS = ("the widget never", "the widget sent ui/initialize", "the preview page never loaded")
 
 
 @dataclass(frozen=True)
@@ -28,3 +38,22 @@ class SourcePlace:
             return f"{self.uri}:{line - self.injected_lines if line > self.injected_lines else line}"
 
         return re.sub(re.escape(self.view_url) + r":(\d+)", shifted, cause)
+
+
+def in_template(host: HostState, text: str, run_id: str = DEFAULT_RUN) -> str:
+    """`text` with each line of the run's widget document it names named as its template's line (as it is
+    when the run shows no widget)."""
+    try:
+        _, template = host.view(run_id)
+    except UnknownRun:
+        return text
+    return SourcePlace.of(host.origins.view_origin, template.uri, template.html).place(text)
+
+
+def root_causes(problems: list[str], also: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Why a widget failed, the root first: its errors (and `also`, what else the caller counts, such as CSP
+    blocks), then only if there is nothing else that it never took its data, which a widget that threw at
+    load never does either."""
+    errors = [p for p in problems if not p.startswith(DATA_PROBLEMS)]
+    found = list(dict.fromkeys([*errors, *also]))
+    return found or [p for p in problems if p.startswith(DATA_PROBLEMS)]

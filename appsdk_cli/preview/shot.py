@@ -5,7 +5,7 @@ then one shot (browser/'s shoot()), the host's log read before it closes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ from appsdk_cli.browser.capture import Screenshot
 from appsdk_cli.browser.chromium import screenshot_requirements, this_process_sandbox
 from appsdk_cli.browser.screenshot import discard_if_written, serving_while_the_browser_starts, written_at
 from appsdk_cli.browser.shot import shoot
+from appsdk_cli.host.place import in_template, root_causes
 from appsdk_cli.host.run import LogEntry
 from appsdk_cli.preview.prepare import prepare
 from appsdk_cli.preview.server import PreviewServer
@@ -75,9 +76,13 @@ def screenshot_call(
                 keep=keep,
                 on_kept_refused=on_kept_refused,
             )
-            log = list(served().log)
+            server = served()
+            # Said as `appsdk test` says them: the error's place in the template, and the root cause alone
+            # (a widget that threw at load never read its data either: that is no second problem).
+            problems = root_causes([in_template(server, problem) for problem in shot.problems])
+            log = list(server.log)
     except KeyboardInterrupt:
         # Ctrl-C after the image was saved, as the host closed: the run was stopped, and leaves no image.
         discard_if_written(out.expanduser(), earlier)
         raise
-    return PreviewShot(shot, log)
+    return PreviewShot(replace(shot, problems=tuple(problems)), log)

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from appsdk_cli.errors import AppsdkError
+from appsdk_cli.host.place import root_causes
 
 FIXED_TIME_ZONE = "UTC"
-_DATA_PROBLEMS = ("the widget never", "the widget sent ui/initialize", "the preview page never loaded")
 
 
 class WidgetProblem(AppsdkError):
@@ -42,6 +42,4 @@ def widget_causes(problems: list[str], log: list[dict[str, Any]]) -> list[str]:
     """Why a widget failed, the root first: its errors and CSP blocks, then (only if there is nothing else)
     that it never took its data, which a widget that threw at load never does either."""
     blocked = [str(e.get("message")) for e in log if e.get("kind") == "csp" and e.get("level") == "error"]
-    errors = [p for p in problems if not p.startswith(_DATA_PROBLEMS)]
-    found = list(dict.fromkeys([*errors, *blocked]))
-    return found or [p for p in problems if p.startswith(_DATA_PROBLEMS)]
+    return root_causes(problems, blocked)

@@ -717,16 +717,13 @@ class Workbench:
             self._on_log_outside(entry)
 
     def _widget_threw(self, entry: LogEntry) -> None:
-        """A widget's uncaught error: its run is marked, the error's place named in the template (as
-        `appsdk test` names it), and `on_widget_error` told once per error a rendering raises."""
-        from appsdk_cli.host.place import SourcePlace
-
+        """A widget's uncaught error: its run is marked, the error's place named in the template (the host
+        named it so as it logged it, host/place.py, as `appsdk test` names it), and `on_widget_error` told
+        once per error a rendering raises."""
         run = self.get_run(entry.run)
-        template = run.template if run is not None else None
-        if run is None or template is None:
+        if run is None or run.template is None:
             return
-        place = SourcePlace.of(self.host.origins.view_origin, template.uri, template.html)
-        line = place.place(entry.message).split("\n", 1)[0][:MAX_WIDGET_ERROR]
+        line = entry.message.split("\n", 1)[0][:MAX_WIDGET_ERROR]
         flight = self._flight(run)
         with self._lock:
             if run.widget_error == line:

@@ -15,6 +15,7 @@ import { createTrafficRecorder } from "./traffic.js";
  * @property {ReturnType<typeof createTrafficRecorder>} recorder
  * @property {PreviewRecords} records what window.appsdkPreview exposes as plain data
  * @property {(path: string, body?: unknown) => Promise<any>} api a request to the preview server
+ * @property {Promise<void>} logged the last log line told to the page's listeners (addLog)
  * @property {Host | null} host
  */
 
@@ -74,6 +75,7 @@ export function createPage(where) {
     recorder: createTrafficRecorder({ run }),
     records: { settled: false, log: [], traffic: [], bridge: { initialized: false } },
     api: (path, body) => request(apiPath(path, where.href, run), body),
+    logged: Promise.resolve(),
     host: null,
   };
 }
@@ -170,13 +172,13 @@ export function element(id, kind) {
 export function addLog(page, kind, level, message, link) {
   const entry = { kind, level, message };
   page.records.log.push(entry);
-  page.events.emit("log", entry);
   const item = document.createElement("li");
   item.dataset.kind = kind;
   item.dataset.level = level;
   const label = document.createElement("b");
   label.textContent = kind;
-  item.append(label, message);
+  const text = document.createTextNode(message);
+  item.append(label, text);
   const href = link ? webLink(link) : null;
   if (href) {
     const anchor = document.createElement("a");
@@ -187,6 +189,17 @@ export function addLog(page, kind, level, message, link) {
     item.append(anchor);
   }
   $("log").append(item);
-  // The terminal shows the same log; losing a line there is no reason to disturb the page.
-  page.api("/api/log", entry).catch(() => {});
+  // The server names a line of the widget's document as its template's (host/place.py, the one mapping):
+  // the page and its listeners (the workbench's Log panel) show the line as it answered, in the order the
+  // lines came. The terminal shows the same log; losing a line there is no reason to disturb the page.
+  const named = page.api("/api/log", entry).then(
+    (answer) => {
+      if (answer && typeof answer.message === "string") entry.message = text.data = answer.message;
+    },
+    () => {},
+  );
+  page.logged = page.logged
+    .then(() => named)
+    .then(() => page.events.emit("log", entry))
+    .catch(() => {});
 }
