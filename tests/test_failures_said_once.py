@@ -102,3 +102,28 @@ def test_preview_screenshot_says_a_widget_error_once(throwing: Path, tmp_path: P
     assert "/view:" not in said, said
     assert "never read its data" not in said, said
     assert "(1 problem above" in said, said
+
+
+@pytest.mark.browser
+@pytest.mark.anyio
+async def test_the_agents_screenshot_names_a_widget_error_at_its_template_line(throwing: Path, anyio_backend):
+    """appsdk mcp's screenshot says what preview --screenshot says: the template's line, the root cause alone."""
+    import json
+
+    from test_agent_mcp import agent_session, start_dev
+
+    needs_chromium()
+    dev, _ = start_dev(throwing)
+    try:
+        async with agent_session(throwing.parent) as agent:
+            shot = await agent.call_tool("screenshot", {"path": throwing.name, "tool": "list-books"})
+    finally:
+        stop(dev)
+    said = "\n".join(block.text for block in shot.content if block.type == "text")
+    assert shot.is_error, said
+    answer = shot.structured_content or {}
+    if not answer:  # the answer as data, inside its untrusted-data fence
+        answer = json.loads(said.split(">>>\n", 1)[1].rsplit("\n<<<end-untrusted-data", 1)[0])
+    thrown_at = throwing_line(throwing)
+    assert answer["problems"] == [f"{THROWN} (ui://widget/book-list.html:{thrown_at})"], said
+    assert "(1 problem;" in said, said

@@ -545,6 +545,7 @@ CHECK_CODE = replace(
 def _screenshot(space: Workspace, arguments: dict[str, Any], progress: Progress) -> Answer:
     from appsdk_cli.browser.chromium import screenshot_requirements
     from appsdk_cli.browser.shot import shoot
+    from appsdk_cli.host.place import in_template, root_causes
     from appsdk_cli.preview import PreviewOptions, PreviewServer, prepare
 
     name = str(arguments["tool"])
@@ -561,6 +562,8 @@ def _screenshot(space: Workspace, arguments: dict[str, Any], progress: Progress)
         with PreviewServer(session, options) as server:
             page = server.page_url(screenshot=True)
             shot = shoot(page, out, chromium=chromium, timeout=space.timeout, kept=space.kept.browser(chromium))
+            # As `preview --screenshot` and `appsdk test` say them: at the template's line, the root cause alone.
+            problems = root_causes([in_template(server, problem) for problem in shot.problems])
             log = [{"kind": e.kind, "level": e.level, "message": e.message} for e in server.log]
         data = out.read_bytes()
     progress(3, 3, "rendered")
@@ -568,13 +571,13 @@ def _screenshot(space: Workspace, arguments: dict[str, Any], progress: Progress)
         "tool": name,
         "width": shot.width,
         "height": shot.height,
-        "problems": list(shot.problems),
+        "problems": problems,
         "warnings": list(session.warnings),
         "log": log,
     }
     error = None
-    if shot.problems:
-        count = len(shot.problems)
+    if problems:
+        count = len(problems)
         error = (
             f"the widget failed in the preview ({count} problem{'s' * (count > 1)}; the image shows what it rendered)"
         )
