@@ -140,3 +140,5 @@ def test_every_new_app_has_an_agents_md_that_points_to_the_skill(tmp_path: Path,
     assert "{{" not in agents and "# demo:" in agents
     widget = "web/" if template == "react" else "widgets/book-list.html"
     assert f"`{widget}`" in agents
+    # Which of appsdk's tools run the project's code, in the file the agent reads first (#37).
+    assert "`check_code`" in agents and "run whatever is" in agents
