@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import RunningServer, appsdk, free_port, serve, stop
 from hostile_documents import BOMB_BYTES, CATASTROPHIC, HANGS_IT, SLOW_SECONDS, SLOW_TOOLS, TOOLS
+from measured import measured as run_measured
 
 from appsdk_cli.auth.discovery import challenge_url_problem, inward_problem
 from appsdk_cli.httpguard import BoundedBody, TooLarge
@@ -133,30 +134,8 @@ def test_odd_patterns_and_texts_from_a_server_are_judged_or_said_unchecked_never
 # --- item 4: a gzip bomb as sign-in metadata ---------------------------------------------------------------
 
 
-def measured(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
-    """appsdk run under a parent of its own, which reports the child's peak RSS (KiB) on its last line."""
-    probe = (
-        "import resource, subprocess, sys\n"
-        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-        "sys.stdout.write(done.stdout)\n"
-        "sys.stderr.write(done.stderr)\n"
-        "sys.stderr.write(f'\\nRSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}\\n')\n"
-        "sys.exit(done.returncode)\n"
-    )
-    started = time.monotonic()
-    result = subprocess.run(
-        [sys.executable, "-c", probe, sys.executable, "-m", "appsdk_cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=QUICK * 3,
-        env=os.environ,
-    )
-    assert time.monotonic() - started < QUICK
-    *said, rss = result.stderr.rstrip().splitlines()
-    assert rss.startswith("RSS "), result.stderr
-    result.stderr = "\n".join(said).strip()
-    assert "Traceback" not in result.stderr, result.stderr
-    return result, int(rss.split()[1])
+def measured(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], int]:
+    return run_measured(*args, within=QUICK, env=env)
 
 
 def test_check_refuses_a_gzip_bomb_of_resource_metadata_and_stays_small(hostile):

@@ -6,22 +6,18 @@ the limit (64 MB), however much the server sends."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import RunningServer, free_port, serve, stop
 from hostile_messages import LIST_BYTES, MANY_TOOLS
+from measured import measured as run_measured
 
 SERVER = Path(__file__).resolve().parent / "hostile_messages.py"
 QUICK = 30.0
-# Read whole, the endless answers take as much as there is: the probe's address-space cap (a safety net
-# for this shared machine when the test runs against code without the limit) is far above the bound.
-ADDRESS_SPACE = 2 * 1024**3
 # The limit, the interpreter and appsdk's imports; unbounded, the reader takes up to ADDRESS_SPACE.
 MOST_RSS = 256 * 1024**2
 
@@ -35,30 +31,7 @@ def hostile() -> Iterator[RunningServer]:
 
 
 def measured(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], int]:
-    """appsdk run under a parent of its own, which reports the child's peak RSS (KiB) on its last line."""
-    probe = (
-        "import resource, subprocess, sys\n"
-        f"cap = lambda: resource.setrlimit(resource.RLIMIT_AS, ({ADDRESS_SPACE}, {ADDRESS_SPACE}))\n"
-        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True, preexec_fn=cap)\n"
-        "sys.stdout.write(done.stdout)\n"
-        "sys.stderr.write(done.stderr)\n"
-        "sys.stderr.write(f'\\nRSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}\\n')\n"
-        "sys.exit(done.returncode)\n"
-    )
-    started = time.monotonic()
-    result = subprocess.run(
-        [sys.executable, "-c", probe, sys.executable, "-m", "appsdk_cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=QUICK * 3,
-        env={**os.environ, **(env or {})},
-    )
-    assert time.monotonic() - started < QUICK
-    *said, rss = result.stderr.rstrip().splitlines()
-    assert rss.startswith("RSS "), result.stderr
-    result.stderr = "\n".join(said).strip()
-    assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    return result, int(rss.split()[1])
+    return run_measured(*args, within=QUICK, env=env)
 
 
 def refused_in_one_line(result: subprocess.CompletedProcess[str], rss_kib: int, source: str) -> None:
