@@ -123,6 +123,9 @@ def _pattern_keywords(budget: Budget) -> dict[str, Any]:
     from jsonschema.exceptions import ValidationError
 
     def matches(pattern: Any, text: str) -> bool | None:
+        # Each match is a step: additionalProperties and patternProperties try every key against every
+        # pattern within one keyword, so the keyword's own step does not bound them.
+        budget.spend()
         try:
             return serverregex.search(pattern, text)
         except serverregex.Unsupported as why:

@@ -36,8 +36,17 @@ def search(pattern: str, text: str) -> bool:
         return compiled.search(readable) is not None
 
 
-@functools.lru_cache(maxsize=256)
 def _compiled(pattern: str) -> Any:
+    outcome = _compile(pattern)
+    if isinstance(outcome, Unsupported):
+        raise Unsupported(str(outcome))  # a new one each time: the kept one gathers no tracebacks
+    return outcome
+
+
+# A refusal is kept like a program (lru_cache keeps no exception): a hostile schema's one unsupported
+# pattern, tried against every key of an instance, is compiled once.
+@functools.lru_cache(maxsize=256)
+def _compile(pattern: str) -> Any:
     import re2
 
     options = re2.Options()
@@ -45,8 +54,8 @@ def _compiled(pattern: str) -> Any:
     options.max_mem = MAX_PROGRAM_BYTES
     try:
         return re2.compile(pattern, options)
-    except Exception as problem:  # re2.error, or a TypeError for a pattern that is no string
-        raise Unsupported(f"{UNSUPPORTED} ({_shown(pattern)}: {_reason(problem)})") from None
+    except re2.error as problem:
+        return Unsupported(f"{UNSUPPORTED} ({_shown(pattern)}: {_reason(problem)})")
 
 
 def _reason(problem: Exception) -> str:
