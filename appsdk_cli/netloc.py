@@ -163,6 +163,13 @@ def split_host_header(value: str) -> tuple[str, int | None] | None:
     return host.lower(), int(port)
 
 
+def is_forwarding_header(name: str) -> bool:
+    """A header a proxy or tunnel adds for the client behind it (`Forwarded`, any `X-Forwarded-*`): a
+    request that carries one did not come from this machine, whatever its peer address says."""
+    lowered = name.lower()
+    return lowered == "forwarded" or lowered.startswith("x-forwarded-")
+
+
 def allowed_host_header(value: str, port: int | None = None) -> bool:
     """A Host header that names this machine by a loopback host (DNS-rebinding protection); on `port`
     when given (a header without a port means 80).

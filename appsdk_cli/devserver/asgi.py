@@ -21,7 +21,7 @@ from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from appsdk_cli.netloc import allowed_host_header, is_loopback_address
+from appsdk_cli.netloc import allowed_host_header, is_forwarding_header, is_loopback_address
 from appsdk_cli.project import DEV_IDENTITY_PATH
 
 Scope = MutableMapping[str, Any]
@@ -227,7 +227,7 @@ class DevIdentity:
                 return
             host = b"".join(value for name, value in scope.get("headers", []) if name.lower() == b"host")
             peer = (scope.get("client") or ("", 0))[0]
-            forwarded = any(name.lower().startswith(b"x-forwarded") for name, _ in scope.get("headers", []))
+            forwarded = any(is_forwarding_header(name.decode("latin-1")) for name, _ in scope.get("headers", []))
             if forwarded or not is_loopback_address(peer) or not allowed_host_header(host.decode("latin-1")):
                 await app(scope, receive, send)
                 return

@@ -25,7 +25,7 @@ from mcp.server.mcpserver.exceptions import UnexpectedResourceError, UnexpectedT
 from mcp.types import CallToolResult
 
 from appsdk_cli.appmeta import MAX_RERUN_OF, RERUN_OF, TOOL_CRASH
-from appsdk_cli.netloc import allowed_host_header
+from appsdk_cli.netloc import allowed_host_header, is_forwarding_header
 
 MAX_MESSAGE = 500
 MAX_FRAMES = 6
@@ -74,14 +74,11 @@ def describe_crash(tool: str, problem: BaseException, project: Path) -> dict[str
 
 # What a proxy adds to a request it forwards. `appsdk dev --tunnel` has ngrok rewrite Host to the local
 # address (any local server then works behind it), so Host alone cannot tell a tunnelled request apart.
-FORWARDING_HEADERS = ("x-forwarded-for", "x-forwarded-host", "forwarded")
-
-
 def _from_loopback(request: Any) -> bool:
     if request is None:
         return True
     headers = getattr(request, "headers", {})
-    if any(headers.get(name) for name in FORWARDING_HEADERS):
+    if any(value and is_forwarding_header(str(name)) for name, value in headers.items()):
         return False
     return allowed_host_header(str(headers.get("host", "")))
 
