@@ -165,7 +165,7 @@ def preflight(settings: TunnelSettings) -> tuple[str, str | None, Path]:
     ngrok_path = resolve_ngrok_path(settings.ngrok_path)
     token = settings.authtoken or os.environ.get("NGROK_AUTHTOKEN") or None
     user_config = Path(settings.ngrok_config) if settings.ngrok_config else default_ngrok_config_path()
-    if not token and not _config_has_authtoken(user_config):
+    if not authtoken_configured(token, user_config):
         raise TunnelError(f"no ngrok authtoken found: {AUTHTOKEN_HELP}")
     if not Path(ngrok_path).exists() and not os.access(Path(ngrok_path).parent, os.W_OK):
         raise TunnelError(
@@ -175,9 +175,12 @@ def preflight(settings: TunnelSettings) -> tuple[str, str | None, Path]:
     return ngrok_path, token, user_config
 
 
-def authtoken_configured() -> bool:
-    """Would `appsdk tunnel` find an authtoken without --authtoken: $NGROK_AUTHTOKEN, or ngrok's config file."""
-    return bool(os.environ.get("NGROK_AUTHTOKEN")) or _config_has_authtoken(default_ngrok_config_path())
+def authtoken_configured(token: str | None = None, config: Path | None = None) -> bool:
+    """Would a tunnel find an authtoken: `token` (given), $NGROK_AUTHTOKEN, or ngrok's config file (`config`,
+    else ngrok's default one)."""
+    if token or os.environ.get("NGROK_AUTHTOKEN"):
+        return True
+    return _config_has_authtoken(config or default_ngrok_config_path())
 
 
 def _config_has_authtoken(path: Path) -> bool:
