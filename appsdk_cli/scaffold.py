@@ -17,6 +17,7 @@ import stat
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from appsdk_cli.errors import AppsdkError, UsageError
 from appsdk_cli.safewrite import make_folder, move_entry, rename_in_folder, write_file
@@ -203,15 +204,26 @@ def scaffold(
     )
 
 
-def requirements_of_tests(project: Path) -> tuple[str, ...]:
-    """The `test` extra of the project's pyproject.toml (none when it has none, or cannot be read)."""
+def _pyproject(folder: Path) -> dict[str, Any]:
+    """The folder's pyproject.toml, read; empty when there is none or it cannot be read (not UTF-8 or not
+    TOML: a ValueError either way): the user's file, which `new` only looks into and never judges."""
     import tomllib
 
     try:
-        with (project / "pyproject.toml").open("rb") as file:
-            extras = tomllib.load(file).get("project", {}).get("optional-dependencies", {})
-    except (OSError, tomllib.TOMLDecodeError, AttributeError):
-        return ()
+        with (folder / "pyproject.toml").open("rb") as file:
+            return tomllib.load(file)
+    except (OSError, ValueError, RecursionError):
+        return {}
+
+
+def _table(value: Any, key: str) -> dict[str, Any]:
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def requirements_of_tests(project: Path) -> tuple[str, ...]:
+    """The `test` extra of the project's pyproject.toml (none when it has none, or cannot be read)."""
+    extras = _table(_table(_pyproject(project), "project"), "optional-dependencies")
     listed = extras.get("test") if isinstance(extras, dict) else None
     return tuple(str(item) for item in listed) if isinstance(listed, list) else ()
 
@@ -231,15 +243,7 @@ def normalize_domain(domain: str) -> str:
 
 def _configured_domain(project: Path) -> str | None:
     """The existing project's `[tool.appsdk.tunnel] domain`, if it has a readable one."""
-    import tomllib
-
-    try:
-        with (project / "pyproject.toml").open("rb") as file:
-            config = tomllib.load(file).get("tool", {}).get("appsdk", {})
-    except (OSError, tomllib.TOMLDecodeError, AttributeError):
-        return None
-    table = config.get("tunnel") if isinstance(config, dict) else None
-    found = table.get("domain") if isinstance(table, dict) else None
+    found = _table(_table(_table(_pyproject(project), "tool"), "appsdk"), "tunnel").get("domain")
     if not isinstance(found, str) or found == _PLACEHOLDER_DOMAIN:
         return None
     try:
@@ -448,14 +452,7 @@ def _undot(part: str) -> str:
 
 def is_appsdk_project(folder: Path) -> bool:
     """Does the folder's pyproject.toml have a [tool.appsdk] table (as every project `appsdk new` makes)?"""
-    import tomllib
-
-    try:
-        with (folder / "pyproject.toml").open("rb") as file:
-            tool = tomllib.load(file).get("tool")
-    except (OSError, tomllib.TOMLDecodeError, RecursionError):
-        return False
-    return isinstance(tool, dict) and isinstance(tool.get("appsdk"), dict)
+    return isinstance(_table(_pyproject(folder), "tool").get("appsdk"), dict)
 
 
 def _differing(staging: Path, target: Path, files: list[Path]) -> list[Path]:

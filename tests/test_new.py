@@ -368,6 +368,17 @@ def test_new_dev_and_json_are_a_usage_error(tmp_path: Path):
     assert not (tmp_path / "demo").exists()
 
 
+def test_a_folder_whose_pyproject_is_not_utf8_is_refused_in_one_line_not_a_crash(tmp_path: Path):
+    folder = tmp_path / "x"
+    folder.mkdir()
+    (folder / "pyproject.toml").write_bytes(b'name = "\xff"\n')
+    result = appsdk("new", "x", "--path", str(tmp_path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "failed unexpectedly" not in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert "already exists and is not empty" in result.stderr, result.stderr
+    assert (folder / "pyproject.toml").read_bytes() == b'name = "\xff"\n'
+
+
 def test_the_quick_start_run_again_says_how_to_serve_the_project_and_changes_nothing(tmp_path: Path):
     """#36: the README's one-liner a second time (`appsdk new book-club --path .. --dev`) met "pass --force",
     which replaces the user's server, widget and pyproject.toml. On an appsdk project it says, in one line,
