@@ -31,6 +31,31 @@ def image_type(path: Path) -> str:
 
 
 @dataclass(frozen=True)
+class ShotTarget:
+    """Where a shot goes and in what format: checked before any browser work, the same for every path."""
+
+    out: Path  # absolute, its links not followed (the writer refuses a planted one)
+    kind: str  # "png" or "jpeg"
+
+    @classmethod
+    def of(cls, out: Path) -> ShotTarget:
+        kind = image_type(out)
+        path = output_path(out)
+        if not path.parent.is_dir():
+            raise AppsdkError(f"cannot write {path}: the folder {path.parent} does not exist")
+        return cls(path, kind)
+
+    @property
+    def quality(self) -> int | None:
+        return JPEG_QUALITY if self.kind == "jpeg" else None
+
+    @property
+    def options(self) -> dict[str, object]:
+        """Playwright's screenshot options for this format."""
+        return {"type": self.kind} if self.quality is None else {"type": self.kind, "quality": self.quality}
+
+
+@dataclass(frozen=True)
 class Screenshot:
     path: Path
     width: int

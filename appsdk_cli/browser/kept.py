@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from appsdk_cli.browser.capture import (
-    JPEG_QUALITY,
     VIEWPORT,
     Abandoned,
     Screenshot,
+    ShotTarget,
     capture_in,
-    image_type,
-    output_path,
     raise_as_appsdk_error,
     screenshot_from,
     write_shot,
@@ -28,7 +26,6 @@ from appsdk_cli.browser.chromium import (
     check_playwright,
     launch_options,
 )
-from appsdk_cli.errors import AppsdkError
 
 
 class KeptBrowser:
@@ -48,21 +45,15 @@ class KeptBrowser:
 
     def take(self, page_url: str, out: Path, *, timeout: float = 30.0) -> Screenshot:
         """As take_screenshot, in the kept browser."""
-        kind = image_type(out)
+        target = ShotTarget.of(out)
         check_playwright()
-        out = output_path(out)
-        if not out.parent.is_dir():
-            raise AppsdkError(f"cannot write {out}: the folder {out.parent} does not exist")
-        options: dict[str, object] = {"type": kind}
-        if kind == "jpeg":
-            options["quality"] = JPEG_QUALITY
         try:
-            data, problems = self.capture(page_url, options, timeout=timeout)
+            data, problems = self.capture(page_url, target.options, timeout=timeout)
         except Exception as problem:
             raise_as_appsdk_error(problem, self.chromium, timeout)
             raise
-        write_shot(out, data)
-        return screenshot_from(out, kind, self.chromium, data, problems)
+        write_shot(target.out, data)
+        return screenshot_from(target.out, target.kind, self.chromium, data, problems)
 
     def start(self) -> None:
         """Start Playwright and launch Chromium now, ahead of the first shot (which then waits for it)."""

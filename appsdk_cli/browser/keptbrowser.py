@@ -41,11 +41,9 @@ from typing import Any
 
 from appsdk_cli import __version__
 from appsdk_cli.browser.capture import (
-    JPEG_QUALITY,
     VIEWPORT,
     Screenshot,
-    image_type,
-    output_path,
+    ShotTarget,
     screenshot_from,
     write_shot,
 )
@@ -270,17 +268,18 @@ def shoot_kept(
     """As take_screenshot, by the kept browser: it is found or started first, while `page_url` may still be
     coming (the tool called, the host started), then it shoots and this process writes `out`.
     KeptBrowserUnavailable when no kept browser can be had (the caller then shoots in-process)."""
-    kind = image_type(out)
-    out = output_path(out)
-    if not out.parent.is_dir():
-        raise AppsdkError(f"cannot write {out}: the folder {out.parent} does not exist")
+    target = ShotTarget.of(out)
     client = KeptBrowserClient(chromium, sandbox.enabled, sandbox.reason)
-    client.ensure()
+    try:
+        client.ensure()
+    except OSError as problem:
+        # Its home or socket cannot be used as it stands (a planted link, a folder not ours): no kept
+        # browser, said, and the shot is taken without one.
+        raise KeptBrowserUnavailable(f"the kept browser cannot start here: {problem}", refused=True) from None
     url = page_url.wait() if isinstance(page_url, ComingPage) else page_url
-    quality = JPEG_QUALITY if kind == "jpeg" else None
-    shot = client.shoot(url, kind=kind, quality=quality, viewport=VIEWPORT, timeout=timeout)
-    write_shot(out, shot.data)
-    return screenshot_from(out, kind, chromium, shot.data, list(shot.problems))
+    shot = client.shoot(url, kind=target.kind, quality=target.quality, viewport=VIEWPORT, timeout=timeout)
+    write_shot(target.out, shot.data)
+    return screenshot_from(target.out, target.kind, chromium, shot.data, list(shot.problems))
 
 
 def _exchange(connection: socket.socket, request: dict[str, Any], chromium: str, timeout: float) -> KeptShot:

@@ -25,11 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from appsdk_cli.browser.capture import (
-    JPEG_QUALITY,
     Screenshot,
+    ShotTarget,
     capture,
-    image_type,
-    output_path,
     raise_as_appsdk_error,
     screenshot_from,
     write_shot,
@@ -40,7 +38,6 @@ from appsdk_cli.browser.chromium import (
     check_playwright,
     launch_options,
 )
-from appsdk_cli.errors import AppsdkError
 
 
 def take_screenshot(
@@ -52,17 +49,12 @@ def take_screenshot(
     `page_url` may be a page still coming (serving_while_the_browser_starts): it is waited for once
     Chromium is up, so the two start side by side, each of them a good part of a screenshot's time. What
     serving it raised is raised as it is; Ctrl-C while waiting for it stops at once."""
-    kind = image_type(out)
+    target = ShotTarget.of(out)
     check_playwright()
     from playwright.sync_api import sync_playwright
 
-    out = output_path(out)
-    if not out.parent.is_dir():
-        raise AppsdkError(f"cannot write {out}: the folder {out.parent} does not exist")
+    out, kind, options = target.out, target.kind, target.options
     milliseconds = timeout * 1000
-    options: dict[str, object] = {"type": kind}
-    if kind == "jpeg":
-        options["quality"] = JPEG_QUALITY
     cache_the_drivers_compiled_code()
     earlier = written_at(out)
     quiet = _DriverGone()
