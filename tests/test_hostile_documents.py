@@ -18,7 +18,7 @@ from conftest import RunningServer, appsdk, free_port, serve, stop
 from hostile_documents import BOMB_BYTES, CATASTROPHIC, HANGS_IT, SLOW_SECONDS, SLOW_TOOLS, TOOLS
 from measured import measured as run_measured
 
-from appsdk_cli.auth.discovery import challenge_url_problem, inward_problem
+from appsdk_cli.auth.discovery import challenge_url_problem, endpoints_inward_problem, inward_problem
 from appsdk_cli.httpguard import BoundedBody, TooLarge
 from appsdk_cli.workbench.server import argument_problems
 
@@ -214,6 +214,18 @@ def test_the_challenge_rule_keeps_each_server_to_its_own_origin_and_public_ones_
         assert inward_problem("https://app.example/mcp", inward, "authorization server metadata"), inward
     assert inward_problem("https://app.example/mcp", "https://auth.example/", "authorization server metadata") is None
     assert inward_problem("http://127.0.0.1:8000/mcp", "http://127.0.0.1:9000/", "metadata") is None
+
+
+def test_a_public_issuers_endpoints_may_not_send_sign_in_inward():
+    # The issuer passed, but sign-in posts to the endpoints its metadata names: the same rule holds there.
+    public = "https://app.example/mcp"
+    honest = {"issuer": "https://auth.example", "token_endpoint": "https://auth.example/token"}
+    assert endpoints_inward_problem(public, honest) is None
+    for key in ("token_endpoint", "registration_endpoint", "revocation_endpoint", "jwks_uri"):
+        planted = {**honest, key: "http://169.254.169.254/latest/meta-data/"}
+        assert endpoints_inward_problem(public, planted), key
+    # A server on this machine may name this machine: it is here already.
+    assert endpoints_inward_problem("http://127.0.0.1:8000/mcp", {"token_endpoint": "http://127.0.0.1:9/t"}) is None
 
 
 @pytest.mark.anyio

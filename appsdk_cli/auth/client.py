@@ -40,7 +40,6 @@ from appsdk_cli.auth.callback import CallbackListener, open_in_browser
 from appsdk_cli.auth.discovery import (
     authorization_server_metadata,
     grant_problem,
-    inward_problem,
     legacy_metadata,
     origin_of,
     protected_resource_metadata,
@@ -126,10 +125,7 @@ def sign_in(
             if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
                 raise SignInError(f"{server_url}'s resource metadata names no authorization server")
             issuer = servers[0]
-            inward = inward_problem(server_url, issuer, "authorization server metadata")
-            if inward:
-                raise SignInError(inward)
-            metadata = authorization_server_metadata(http, issuer)
+            metadata = authorization_server_metadata(http, issuer, server_url=server_url)
         else:
             metadata = legacy_metadata(http, origin_of(server_url))
             resource, issuer = server_url, str(metadata["issuer"])

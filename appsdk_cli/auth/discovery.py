@@ -119,8 +119,33 @@ def protected_resource_metadata(http: Any, server_url: str, challenge_url: str |
     raise last
 
 
-def authorization_server_metadata(http: Any, issuer: str, *, verify_issuer: bool = True) -> dict[str, Any]:
-    """RFC 8414 metadata for `issuer`; refuses a document that names another issuer (§3.3)."""
+def authorization_server_metadata(
+    http: Any, issuer: str, *, server_url: str, verify_issuer: bool = True
+) -> dict[str, Any]:
+    """RFC 8414 metadata for `issuer`, named by `server_url`; refuses a document that names another issuer
+    (§3.3), and, for a public server, an issuer or endpoint on this machine or a private network."""
+    inward = inward_problem(server_url, issuer, "authorization server metadata")
+    if inward:
+        raise SignInError(inward)
+    metadata = _issuer_metadata(http, issuer, verify_issuer)
+    inward = endpoints_inward_problem(server_url, metadata)
+    if inward:
+        raise SignInError(inward)
+    return metadata
+
+
+def endpoints_inward_problem(server_url: str, metadata: dict[str, Any]) -> str | None:
+    """inward_problem for each endpoint an authorization server's metadata names: appsdk then posts to them
+    (registration, token, revocation), so the public server's word reaches them as much as the issuer."""
+    for key, url in metadata.items():
+        if isinstance(url, str) and (key.endswith("_endpoint") or key == "jwks_uri"):
+            inward = inward_problem(server_url, url, key.replace("_", " "))
+            if inward:
+                return inward
+    return None
+
+
+def _issuer_metadata(http: Any, issuer: str, verify_issuer: bool) -> dict[str, Any]:
     parts = urlsplit(issuer)
     path = parts.path.rstrip("/")
     origin = f"{parts.scheme}://{parts.netloc}"

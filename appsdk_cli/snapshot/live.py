@@ -79,14 +79,10 @@ def probe_auth(url: str, *, timeout: float) -> dict[str, Any]:
         auth["resourceMetadata"] = metadata
         servers = metadata.get("authorization_servers")
         if isinstance(servers, list) and servers and isinstance(servers[0], str):
-            inward = discovery.inward_problem(url, servers[0], "authorization server metadata")
-            if inward:
-                auth["authorizationServerError"] = inward
-                return auth
             try:
                 # As found, issuer unchecked: the check reports a mismatch (APPS708) rather than stopping at it.
                 auth["authorizationServerMetadata"] = discovery.authorization_server_metadata(
-                    http, servers[0], verify_issuer=False
+                    http, servers[0], server_url=url, verify_issuer=False
                 )
             except SignInError as problem:
                 auth["authorizationServerError"] = problem.message
