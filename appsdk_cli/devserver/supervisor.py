@@ -195,8 +195,9 @@ class Supervisor:
         self._listener_watched = False
         self._own_files = _installed_stamp()  # appsdk's own package as this process loaded it
         self._own_files_checked = time.monotonic()
-        # The app's Python's installed packages, as the last import saw them and as last looked at.
-        self._packages = self._packages_seen = _site_packages_stamp()
+        # While the app is broken: its Python's installed packages when it broke, and as last looked at.
+        self._packages: tuple[tuple[str, int], ...] | None = None
+        self._packages_seen: tuple[tuple[str, int], ...] | None = None
         self._packages_checked = time.monotonic()
         self._last_tools: dict[str, str] | None = None
         self._libraries: tuple[str, ...] = ()  # what the last good import loaded from outside the project
@@ -493,17 +494,21 @@ class Supervisor:
         now = time.monotonic()
         if not (self.config.reload and self._started) or now - self._packages_checked < PACKAGES_CHECK_SECONDS:
             return
+        live = self._live
+        if live is None or live.state != "serving" or live.ok or self._next is not None:
+            self._packages = self._packages_seen = None  # nothing to revive: no look until it breaks
+            return
         self._packages_checked = now
         stamp = _site_packages_stamp()
+        if self._packages is None:  # the first look since it broke is what an install changes
+            self._packages = self._packages_seen = stamp
+            return
         if stamp != self._packages_seen:
             self._packages_seen = stamp  # pip may still be writing: act once a look finds nothing new
             return
-        live = self._live
-        if stamp == self._packages or self._next is not None or live is None or live.state != "serving":
+        if stamp == self._packages:
             return
         self._packages = stamp
-        if live.ok:
-            return
         # The spare imported its libraries before the install: a fresh fork imports what is there now.
         spare, self._spare = self._spare, None
         if spare is not None:
