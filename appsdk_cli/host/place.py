@@ -43,6 +43,8 @@ class SourcePlace:
 def in_template(host: HostState, text: str, run_id: str = DEFAULT_RUN) -> str:
     """`text` with each line of the run's widget document it names named as its template's line (as it is
     when the run shows no widget)."""
+    if f"{host.origins.view_origin}/view:" not in text:
+        return text  # most log lines name no place in the view: no template to read for them
     try:
         _, template = host.view(run_id)
     except UnknownRun:
