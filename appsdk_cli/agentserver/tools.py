@@ -218,8 +218,6 @@ def _dev_status(space: Workspace, arguments: dict[str, Any], progress: Progress)
 
     app = space.app(arguments)
     project = find_project(app, ceiling=space.root)
-    if project != space.root and space.root not in project.parents:
-        project = app  # no pyproject.toml up to the root: the folder itself, never a parent outside it
     # Both files are the project's, which anyone who wrote to it could have planted: each counts only
     # while the dev it names answers for this project (project.read_dev_state) and wrote that status.
     state = read_dev_state(project)
@@ -414,7 +412,7 @@ def _live_source(space: Workspace, app: Path, tool: str) -> Any:
 
     source = choose_source(None, None, timeout=space.timeout, cwd=app, ceiling=space.root)
     if source.mode != "live":
-        where = app.relative_to(space.root) if app != space.root else Path(".")
+        where = app.relative_to(space.root)
         raise OwnWords(
             f"no `appsdk dev` is serving {where}: start it in a terminal of its own (`appsdk dev` in {app}), "
             f"or call {tool}_code, which imports and runs the project's server.py instead"
@@ -427,10 +425,7 @@ def _code_source(space: Workspace, app: Path) -> Any:
     from appsdk_cli.project import find_project
     from appsdk_cli.snapshot.source import Source
 
-    project = find_project(app, ceiling=space.root)
-    if project != space.root and space.root not in project.parents:
-        project = app  # no pyproject.toml up to the root: the folder itself, never a parent outside it
-    return Source("path", project=project)
+    return Source("path", project=find_project(app, ceiling=space.root))
 
 
 # --- check ------------------------------------------------------------------------------------------------
