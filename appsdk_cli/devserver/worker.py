@@ -773,6 +773,7 @@ class _ShutdownNoise(logging.Filter):
     def __init__(self) -> None:
         super().__init__()
         self.replaced = False  # the supervisor retired this worker for newer code (a save)
+        self.cancelled = False  # uvicorn has said it cancels what still runs: its tracebacks follow
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.msg == self.CANCEL and record.args:
@@ -782,9 +783,11 @@ class _ShutdownNoise(logging.Filter):
             record.msg, record.args = f"stopped {calls} still running in {where}", ()
             record.levelno, record.levelname = logging.WARNING, "WARNING"
             record.name = "appsdk dev"
+            self.cancelled = True
             return True
+        # Only the tasks uvicorn itself cancelled: an app's own cancellation while serving is still said.
         exception = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exception, asyncio.CancelledError)
+        return not (self.cancelled and isinstance(exception, asyncio.CancelledError))
 
 
 class WorkerServer(uvicorn.Server):
